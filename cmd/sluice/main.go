@@ -1,0 +1,156 @@
+// Command sluice is an LLM inference gateway: one door in front of many
+// OpenAI-compatible backends. See README.md.
+//
+//	sluice serve -c FILE     run the gateway (supervisor + workers)
+//	sluice check -c FILE     validate a config, like nginx -t
+//	sluice demo              run on a built-in config with a mock upstream
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/supervisor"
+	"github.com/sluice-gw/sluice/worker"
+)
+
+const usage = `usage: sluice <command> [flags]
+
+commands:
+  serve -c FILE    run the gateway: a supervisor and its worker processes
+  check -c FILE    validate a configuration file; prints OK or every error (exit 0/1)
+  demo [--listen ADDR]
+                   run the gateway on a built-in config in front of a built-in
+                   mock upstream, and print a curl command to try it
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args)
+	case "check":
+		os.Exit(check(args, os.Stdout, os.Stderr))
+	case "demo":
+		err = demo(args)
+	case "worker": // internal: started by the supervisor, not by people
+		err = runWorker(args)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "sluice: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sluice %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(attrs ...any) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, nil)).With(attrs...)
+}
+
+func configFlag(name string, args []string) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	path := fs.String("c", "", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if *path == "" {
+		return "", fmt.Errorf("missing -c FILE")
+	}
+	return *path, nil
+}
+
+func serve(args []string) error {
+	path, err := configFlag("serve", args)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Parse(path, data)
+	if err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return supervisor.Run(context.Background(), supervisor.Options{
+		ConfigName: path, ConfigData: data, Config: cfg, Log: newLogger("proc", "supervisor"),
+	})
+}
+
+// check validates a configuration file the way `nginx -t` does.
+func check(args []string, stdout, stderr io.Writer) int {
+	path, err := configFlag("check", args)
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice check:", err)
+		return 2
+	}
+	if _, err := config.Load(path); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: OK\n", path)
+	return 0
+}
+
+// runWorker is one worker process: it adopts the fds the supervisor handed
+// it (see supervisor.Worker*FD) and serves until told to stop.
+func runWorker(args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	slot := fs.Int("slot", 0, "worker slot")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := newLogger("proc", "worker", "slot", *slot, "pid", os.Getpid())
+
+	cfgPipe := os.NewFile(supervisor.WorkerConfigFD, "config")
+	raw, err := io.ReadAll(cfgPipe)
+	cfgPipe.Close()
+	if err != nil {
+		return fmt.Errorf("read config from supervisor: %w", err)
+	}
+	name, data, _ := strings.Cut(string(raw), "\n")
+	cfg, err := config.Parse(name, []byte(data))
+	if err != nil {
+		return err
+	}
+	sock := os.NewFile(supervisor.WorkerListenFD, "listener")
+	ln, err := net.FileListener(sock)
+	sock.Close()
+	if err != nil {
+		return fmt.Errorf("adopt listener: %w", err)
+	}
+	readyPipe := os.NewFile(supervisor.WorkerReadyFD, "ready")
+
+	// TERM, INT, QUIT: drain and exit. HUP, USR1, USR2 belong to the
+	// supervisor; a worker must not die of them (their default action).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer stop()
+	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+
+	return worker.Run(ctx, worker.Options{
+		Slot: *slot, Listener: ln, Config: cfg, Log: log,
+		Ready: func() {
+			readyPipe.WriteString("ready\n") //nolint:errcheck
+			readyPipe.Close()
+		},
+	})
+}

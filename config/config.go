@@ -1,0 +1,205 @@
+// Package config holds sluice's configuration schema, its strict YAML
+// decoding and its validation. It imports nothing else of sluice's, so the
+// supervisor, the workers and `sluice check` all read one definition.
+package config
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Defaults applied to fields the file leaves out.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultAdmin           = "127.0.0.1:9090"
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultMaxBody         = 32 << 20
+	DefaultUsageLog        = "stdout"
+	DefaultGoMaxProcs      = 1
+)
+
+// Config is the whole configuration file. Every field is documented in
+// README.md ("Configuration reference"); keep the two in step.
+type Config struct {
+	// Listen is the client-facing address, host:port.
+	Listen string `yaml:"listen"`
+	// Admin is the address of the admin listener (/healthz, /readyz).
+	Admin string `yaml:"admin"`
+	// Workers is the number of worker processes: "auto" (one per CPU the
+	// process may run on) or a positive number.
+	Workers Workers `yaml:"workers"`
+	// PinCPUs pins worker i to the i-th CPU of the supervisor's affinity mask.
+	PinCPUs bool `yaml:"pin_cpus"`
+	// GoMaxProcs is GOMAXPROCS of each worker (default 1).
+	GoMaxProcs int `yaml:"gomaxprocs"`
+	// ShutdownTimeout bounds how long a stopping worker lets in-flight
+	// requests and streams run on.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+	// MaxBody is the largest request body accepted ("32MiB", "512KiB" or bytes).
+	MaxBody ByteSize `yaml:"max_body"`
+	// UsageLog is where the one-line-per-request usage log goes: "stdout",
+	// "off" or a file path (opened for append).
+	UsageLog string `yaml:"usage_log"`
+	// Keys are the API keys clients may use.
+	Keys []Key `yaml:"keys"`
+	// Models are the models clients may ask for, each with its backends.
+	Models []Model `yaml:"models"`
+}
+
+// Key is one client API key, stored only as the SHA-256 of the secret.
+type Key struct {
+	// Name identifies the key in logs and metrics.
+	Name string `yaml:"name"`
+	// SHA256 is the hex SHA-256 of the bearer token (64 hex characters).
+	SHA256 string `yaml:"sha256"`
+	// Models lists the model names this key may use; "*" allows all.
+	Models []string `yaml:"models"`
+}
+
+// Model is a model name clients send in the JSON "model" field.
+type Model struct {
+	// Name is the value of "model" that selects this entry.
+	Name string `yaml:"name"`
+	// UpstreamModel, when set, replaces "model" in the body sent upstream.
+	UpstreamModel string `yaml:"upstream_model"`
+	// Backends are the OpenAI-compatible servers that serve this model.
+	Backends []Backend `yaml:"backends"`
+}
+
+// Backend is one OpenAI-compatible upstream server (vLLM, mostly).
+type Backend struct {
+	// URL is the backend's base URL, scheme://host:port, without a path.
+	URL string `yaml:"url"`
+	// Slots is how many requests the backend serves at once.
+	Slots int `yaml:"slots"`
+	// APIKeyEnv names an environment variable holding the backend's own
+	// API key, sent as "Authorization: Bearer …".
+	APIKeyEnv string `yaml:"api_key_env"`
+}
+
+// Workers is "auto" (0 here) or a positive worker count.
+type Workers int
+
+// UnmarshalYAML accepts "auto" or a positive integer.
+func (w *Workers) UnmarshalYAML(node ast.Node) error {
+	s := scalar(node)
+	if s == "auto" {
+		*w = 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return nodeErrorf(node, "workers must be \"auto\" or a positive number, not %q", s)
+	}
+	*w = Workers(n)
+	return nil
+}
+
+// Count resolves the worker count given the CPUs this process may use.
+func (w Workers) Count(cpus int) int {
+	if w > 0 {
+		return int(w)
+	}
+	if cpus < 1 {
+		return runtime.NumCPU()
+	}
+	return cpus
+}
+
+// Duration is a time.Duration written as "30s", "500ms", "10m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(node ast.Node) error {
+	s := scalar(node)
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return nodeErrorf(node, "%q is not a duration such as 30s or 500ms", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ByteSize is a size in bytes, written as a number or with a KiB/MiB/GiB suffix.
+type ByteSize int64
+
+// UnmarshalYAML parses "1048576", "512KiB", "32MiB" or "1GiB".
+func (s *ByteSize) UnmarshalYAML(node ast.Node) error {
+	v, err := ParseByteSize(scalar(node))
+	if err != nil {
+		return nodeErrorf(node, "%v", err)
+	}
+	*s = ByteSize(v)
+	return nil
+}
+
+// ParseByteSize parses a byte count with an optional binary suffix.
+func ParseByteSize(s string) (int64, error) {
+	mult := int64(1)
+	num := s
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"GB", 1000_000_000}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a size such as 32MiB, 512KiB or 1048576", s)
+	}
+	return n * mult, nil
+}
+
+// scalar is the text of a scalar node, without quotes.
+func scalar(node ast.Node) string {
+	if s, ok := node.(*ast.StringNode); ok {
+		return s.Value
+	}
+	return strings.TrimSpace(node.String())
+}
+
+// nodeError is a decoding error located at a YAML node.
+type nodeError struct {
+	line, column int
+	msg          string
+}
+
+func (e *nodeError) Error() string { return e.msg }
+
+func nodeErrorf(node ast.Node, format string, args ...any) error {
+	e := &nodeError{msg: fmt.Sprintf(format, args...)}
+	if tk := node.GetToken(); tk != nil && tk.Position != nil {
+		e.line, e.column = tk.Position.Line, tk.Position.Column
+	}
+	return e
+}
+
+// applyDefaults fills every field the file left out.
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Admin == "" {
+		c.Admin = DefaultAdmin
+	}
+	if c.GoMaxProcs == 0 {
+		c.GoMaxProcs = DefaultGoMaxProcs
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = Duration(DefaultShutdownTimeout)
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.UsageLog == "" {
+		c.UsageLog = DefaultUsageLog
+	}
+}

@@ -1,0 +1,114 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const validYAML = `listen: 127.0.0.1:8080
+admin: 127.0.0.1:9090
+workers: auto
+pin_cpus: true
+usage_log: stdout
+keys:
+  - name: team-a
+    sha256: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+    models: ["*"]
+models:
+  - name: llama-3.1-8b
+    upstream_model: meta-llama/Llama-3.1-8B-Instruct
+    backends:
+      - url: http://127.0.0.1:8000
+        slots: 16
+`
+
+func TestParseValidAndDefaults(t *testing.T) {
+	c, err := Parse("ok.yaml", []byte(validYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Workers != 0 || !c.PinCPUs || c.GoMaxProcs != 1 {
+		t.Errorf("workers=%d pin=%v gomaxprocs=%d", c.Workers, c.PinCPUs, c.GoMaxProcs)
+	}
+	if time.Duration(c.ShutdownTimeout) != 30*time.Second || c.MaxBody != 32<<20 {
+		t.Errorf("defaults: shutdown=%v max_body=%d", time.Duration(c.ShutdownTimeout), c.MaxBody)
+	}
+	if got := c.Models[0].Backends[0].Slots; got != 16 {
+		t.Errorf("slots = %d", got)
+	}
+}
+
+func TestParseTypedFields(t *testing.T) {
+	src := strings.Replace(validYAML, "workers: auto", "workers: 3\nshutdown_timeout: 90s\nmax_body: 512KiB", 1)
+	c, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Workers.Count(8) != 3 || time.Duration(c.ShutdownTimeout) != 90*time.Second || c.MaxBody != 512<<10 {
+		t.Errorf("got workers=%d shutdown=%v max_body=%d", c.Workers, time.Duration(c.ShutdownTimeout), c.MaxBody)
+	}
+}
+
+// Each broken file must be refused with its file:line:column and a message
+// naming what is wrong.
+func TestParseProblems(t *testing.T) {
+	cases := []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"unknown field", "pin_cpus: true", "pin_cpus: true\nlisten_port: 80", []string{"bad.yaml:5:1", "listen_port"}},
+		{"wrong type", "slots: 16", "slots: many", []string{"bad.yaml:15:16"}},
+		{"bad workers", "workers: auto", "workers: lots", []string{"bad.yaml:3:", "workers"}},
+		{"bad duration", "workers: auto", "workers: auto\nshutdown_timeout: soon", []string{"bad.yaml:4:", "duration"}},
+		{"short sha", "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae", "2c26", []string{"bad.yaml:8:13", "keys[0].sha256", "64 hex"}},
+		{"slots zero", "slots: 16", "slots: 0", []string{"bad.yaml:15:16", "models[0].backends[0].slots", "at least 1"}},
+		{"bad url", "http://127.0.0.1:8000", "ftp://x:1", []string{"models[0].backends[0].url", "scheme"}},
+		{"url with path", "http://127.0.0.1:8000", "http://127.0.0.1:8000/v1", []string{"models[0].backends[0].url", "no path"}},
+		{"unknown model in key", `models: ["*"]`, `models: ["gpt-9"]`, []string{"bad.yaml:9:", "keys[0].models[0]", "gpt-9"}},
+		{"missing env", "slots: 16", "slots: 16\n        api_key_env: SLUICE_TEST_SURELY_UNSET", []string{"models[0].backends[0].api_key_env", "SLUICE_TEST_SURELY_UNSET is not set"}},
+		{"duplicate model", "models:\n", "models:\n  - name: llama-3.1-8b\n    backends: [{url: 'http://127.0.0.1:1', slots: 1}]\n", []string{"models[1].name", "duplicate model name"}},
+		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(validYAML, tc.from, tc.to, 1)
+			if src == validYAML {
+				t.Fatalf("replacement %q did not apply", tc.from)
+			}
+			_, err := Parse("bad.yaml", []byte(src))
+			if err == nil {
+				t.Fatal("accepted a broken config")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestProblemsAreAllReported(t *testing.T) {
+	src := strings.Replace(validYAML, "slots: 16", "slots: 0", 1)
+	src = strings.Replace(src, "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae", "xyz", 1)
+	_, err := Parse("bad.yaml", []byte(src))
+	ps, ok := err.(Problems)
+	if !ok || len(ps) != 2 {
+		t.Fatalf("want 2 problems, got %v", err)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"1048576": 1 << 20, "512KiB": 512 << 10, "32MiB": 32 << 20, "1GiB": 1 << 30, "2MB": 2e6} {
+		got, err := ParseByteSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "12XB", "MiB"} {
+		if _, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", in)
+		}
+	}
+}

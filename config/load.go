@@ -1,0 +1,233 @@
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Problem is one thing wrong with a configuration file, located by file,
+// line and column where the file says where, and always by field path.
+type Problem struct {
+	File   string
+	Line   int // 0 when unknown
+	Column int
+	Path   string // e.g. models[0].backends[1].url; empty for syntax errors
+	Msg    string
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+	}
+	if p.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, p.Path, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, p.Msg)
+}
+
+// Problems is every problem found in one file; Load reports them together,
+// the way `nginx -t` and Nomad's Validate do, so one run fixes them all.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads, decodes and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a configuration; name is used in messages.
+// Decoding is strict: an unknown field or a value of the wrong type is an
+// error at its line and column.
+func Parse(name string, data []byte) (*Config, error) {
+	var c Config
+	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
+		return nil, Problems{decodeProblem(name, err)}
+	}
+	c.applyDefaults()
+	probs := c.validate()
+	if len(probs) == 0 {
+		return &c, nil
+	}
+	locate(name, data, probs)
+	return nil, probs
+}
+
+// decodeProblem turns a go-yaml error into a Problem with its position.
+func decodeProblem(name string, err error) Problem {
+	p := Problem{File: name, Msg: err.Error()}
+	var ne *nodeError
+	var ye yaml.Error
+	if errors.As(err, &ne) {
+		p.Msg, p.Line, p.Column = ne.msg, ne.line, ne.column
+	} else if errors.As(err, &ye) {
+		p.Msg = ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			p.Line, p.Column = tk.Position.Line, tk.Position.Column
+		}
+	}
+	return p
+}
+
+// locate fills in file, line and column of each problem from its path.
+func locate(name string, data []byte, probs Problems) {
+	file, err := parser.ParseBytes(data, 0)
+	for i := range probs {
+		probs[i].File = name
+		if err != nil || probs[i].Path == "" {
+			continue
+		}
+		path, perr := yaml.PathString("$." + probs[i].Path)
+		if perr != nil {
+			continue
+		}
+		node, ferr := path.FilterFile(file)
+		if ferr != nil || node == nil {
+			// The field is absent: point at its parent, the closest thing that exists.
+			node = parentNode(file, probs[i].Path)
+		}
+		if node != nil {
+			if tk := node.GetToken(); tk != nil && tk.Position != nil {
+				probs[i].Line, probs[i].Column = tk.Position.Line, tk.Position.Column
+			}
+		}
+	}
+}
+
+func parentNode(file *ast.File, p string) ast.Node {
+	for {
+		cut := strings.LastIndexAny(p, ".[")
+		if cut <= 0 {
+			return nil
+		}
+		p = p[:cut]
+		if path, err := yaml.PathString("$." + p); err == nil {
+			if n, err := path.FilterFile(file); err == nil && n != nil {
+				return n
+			}
+		}
+	}
+}
+
+// validate checks what decoding cannot: names, URLs, ranges, references and
+// the environment. It returns every problem, not just the first.
+func (c *Config) validate() Problems {
+	var ps Problems
+	add := func(path, format string, args ...any) {
+		ps = append(ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		add("listen", "%q is not host:port", c.Listen)
+	}
+	if _, _, err := net.SplitHostPort(c.Admin); err != nil {
+		add("admin", "%q is not host:port", c.Admin)
+	}
+	if c.GoMaxProcs < 1 {
+		add("gomaxprocs", "must be at least 1")
+	}
+	if len(c.Keys) == 0 {
+		add("keys", "at least one key is required")
+	}
+	if len(c.Models) == 0 {
+		add("models", "at least one model is required")
+	}
+
+	models := map[string]bool{}
+	for i, m := range c.Models {
+		p := fmt.Sprintf("models[%d]", i)
+		switch {
+		case m.Name == "":
+			add(p+".name", "is required")
+		case models[m.Name]:
+			add(p+".name", "duplicate model name %q", m.Name)
+		}
+		models[m.Name] = true
+		if len(m.Backends) == 0 {
+			add(p+".backends", "at least one backend is required")
+		}
+		urls := map[string]bool{}
+		for j, b := range m.Backends {
+			bp := fmt.Sprintf("%s.backends[%d]", p, j)
+			if err := checkBackendURL(b.URL); err != nil {
+				add(bp+".url", "%v", err)
+			} else if urls[b.URL] {
+				add(bp+".url", "duplicate backend %q in model %q", b.URL, m.Name)
+			}
+			urls[b.URL] = true
+			if b.Slots < 1 {
+				add(bp+".slots", "must be at least 1, got %d", b.Slots)
+			}
+			if b.APIKeyEnv != "" && os.Getenv(b.APIKeyEnv) == "" {
+				add(bp+".api_key_env", "environment variable %s is not set", b.APIKeyEnv)
+			}
+		}
+	}
+
+	names, hashes := map[string]bool{}, map[string]bool{}
+	for i, k := range c.Keys {
+		p := fmt.Sprintf("keys[%d]", i)
+		switch {
+		case k.Name == "":
+			add(p+".name", "is required")
+		case names[k.Name]:
+			add(p+".name", "duplicate key name %q", k.Name)
+		}
+		names[k.Name] = true
+		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
+			add(p+".sha256", "must be 64 hex characters (the SHA-256 of the key, e.g. `printf %%s \"$KEY\" | sha256sum`)")
+		} else if h := strings.ToLower(k.SHA256); hashes[h] {
+			add(p+".sha256", "the same key hash appears twice")
+		} else {
+			hashes[h] = true
+		}
+		if len(k.Models) == 0 {
+			add(p+".models", "list the models this key may use, or [\"*\"] for all")
+		}
+		for j, m := range k.Models {
+			if m != "*" && !models[m] {
+				add(fmt.Sprintf("%s.models[%d]", p, j), "unknown model %q", m)
+			}
+		}
+	}
+	return ps
+}
+
+func checkBackendURL(raw string) error {
+	if raw == "" {
+		return errors.New("is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: scheme must be http or https", raw)
+	}
+	if u.Host == "" || u.Port() == "" && strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("%q has no host", raw)
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q: give only scheme://host:port (no path, query or credentials)", raw)
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+// Package supervisor is sluice's master process. It owns what must outlive a
+// worker: the per-slot listening sockets and the admin listener. It starts
+// one worker process per slot (a re-exec of the same binary), restarts a
+// worker that dies, with backoff, and on SIGTERM/SIGINT/SIGQUIT lets every
+// worker drain before it exits.
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sluice-gw/sluice/config"
+)
+
+// Options is what the supervisor runs.
+type Options struct {
+	ConfigName string         // file name, for messages
+	ConfigData []byte         // the file's bytes, handed verbatim to workers
+	Config     *config.Config // the validated configuration
+	Exe        string         // the binary workers are started from; default os.Executable()
+	Log        *slog.Logger
+}
+
+// Restart backoff for a worker that exits unexpectedly.
+const (
+	minBackoff   = 100 * time.Millisecond
+	maxBackoff   = 5 * time.Second
+	stableUptime = 10 * time.Second // a worker that lived this long restarts at minBackoff
+	killGrace    = 5 * time.Second  // beyond shutdown_timeout, before SIGKILL
+)
+
+// slot is one worker position: its socket lives as long as the supervisor;
+// its process comes and goes.
+type slot struct {
+	n      int
+	cpu    int // -1 when not pinned
+	socket *os.File
+	ready  atomic.Bool
+	mu     sync.Mutex
+	proc   *os.Process // nil while no worker runs
+}
+
+type supervisor struct {
+	o        Options
+	log      *slog.Logger
+	exe      string
+	slots    []*slot
+	stopping atomic.Bool
+	stopCh   chan struct{}
+}
+
+// Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or
+// ctx is cancelled), then drains them and returns nil once all have exited.
+func Run(ctx context.Context, o Options) error {
+	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{})}
+	if s.exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own binary: %w", err)
+		}
+		s.exe = exe
+	}
+	cfg := o.Config
+	if err := checkUsageLog(cfg.UsageLog); err != nil {
+		return err
+	}
+
+	cpus := allowedCPUs()
+	n := cfg.Workers.Count(len(cpus))
+	sockets, err := openSlotSockets(cfg.Listen, n)
+	if err != nil {
+		return err
+	}
+	defer closeAll(sockets)
+	for i, f := range sockets {
+		sl := &slot{n: i, cpu: -1, socket: f}
+		if cfg.PinCPUs {
+			sl.cpu = cpus[i%len(cpus)]
+		}
+		s.slots = append(s.slots, sl)
+	}
+
+	admin, err := s.startAdmin(cfg.Admin)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+
+	s.log.Info("sluice starting", "listen", cfg.Listen, "admin", cfg.Admin, "workers", n,
+		"pin_cpus", cfg.PinCPUs, "allowed_cpus", cpus, "pid", os.Getpid())
+	var wg sync.WaitGroup
+	for _, sl := range s.slots {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.runSlot(sl) }()
+	}
+
+	for !s.stopping.Load() {
+		select {
+		case sig := <-sigs:
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
+				s.log.Info("stopping: workers drain in-flight requests", "signal", sig.String(),
+					"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
+				s.stop()
+			default:
+				s.log.Warn("signal ignored: reload and upgrade are not implemented yet", "signal", sig.String())
+			}
+		case <-ctx.Done():
+			s.log.Info("stopping: workers drain in-flight requests")
+			s.stop()
+		}
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Duration(cfg.ShutdownTimeout) + killGrace):
+		s.log.Error("workers did not exit in time; killing them")
+		s.signalWorkers(syscall.SIGKILL)
+		<-done
+	}
+	s.log.Info("sluice stopped")
+	return nil
+}
+
+// stop begins a graceful stop: workers stop accepting and drain.
+func (s *supervisor) stop() {
+	if s.stopping.CompareAndSwap(false, true) {
+		close(s.stopCh)
+		s.signalWorkers(syscall.SIGTERM)
+	}
+}
+
+func (s *supervisor) signalWorkers(sig syscall.Signal) {
+	for _, sl := range s.slots {
+		sl.mu.Lock()
+		if sl.proc != nil {
+			sl.proc.Signal(sig) //nolint:errcheck // it may have just exited
+		}
+		sl.mu.Unlock()
+	}
+}
+
+// runSlot keeps a worker running in slot sl until the supervisor stops. It
+// holds its OS thread for good (see startWorker); when the goroutine ends
+// the locked thread ends with it.
+func (s *supervisor) runSlot(sl *slot) {
+	runtime.LockOSThread()
+	backoff := minBackoff
+	for !s.stopping.Load() {
+		began := time.Now()
+		cmd, err := s.spawn(sl)
+		if err != nil {
+			s.log.Error("worker failed to start", "slot", sl.n, "err", err, "retry_in", backoff.String())
+		} else {
+			err = cmd.Wait()
+			sl.ready.Store(false)
+			sl.mu.Lock()
+			sl.proc = nil
+			sl.mu.Unlock()
+			if s.stopping.Load() {
+				s.log.Info("worker exited", "slot", sl.n, "pid", cmd.Process.Pid, "status", exitReason(err))
+				return
+			}
+			if time.Since(began) > stableUptime {
+				backoff = minBackoff
+			}
+			s.log.Error("worker exited unexpectedly; restarting", "slot", sl.n, "pid", cmd.Process.Pid,
+				"status", exitReason(err), "uptime", time.Since(began).Round(time.Millisecond).String(),
+				"restart_in", backoff.String())
+		}
+		select {
+		case <-time.After(backoff):
+		case <-s.stopCh:
+			return
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+}
+
+// spawn starts the worker of slot sl and hands it its socket and config.
+func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		cfgR.Close()
+		cfgW.Close()
+		return nil, err
+	}
+	sl.mu.Lock()
+	cmd, err := startWorker(s.exe, sl.n, sl.cpu, s.o.Config.GoMaxProcs, []*os.File{sl.socket, cfgR, readyW})
+	if err == nil {
+		sl.proc = cmd.Process
+	}
+	sl.mu.Unlock()
+	cfgR.Close()
+	readyW.Close()
+	if err != nil {
+		cfgW.Close()
+		readyR.Close()
+		return nil, err
+	}
+	go func() {
+		// A worker that dies before reading it all makes this fail; Wait reports why.
+		fmt.Fprintf(cfgW, "%s\n", s.o.ConfigName)
+		cfgW.Write(s.o.ConfigData) //nolint:errcheck
+		cfgW.Close()
+	}()
+	go func() {
+		defer readyR.Close()
+		line, _ := bufio.NewReader(readyR).ReadString('\n')
+		if line == "ready\n" {
+			sl.ready.Store(true)
+			s.log.Info("worker ready", "slot", sl.n, "pid", cmd.Process.Pid, "cpu", sl.cpu)
+		}
+	}()
+	return cmd, nil
+}
+
+// exitReason describes how a worker ended: exit code or signal.
+func exitReason(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exit code %d", ee.ExitCode())
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "exit code 0"
+}
+
+// checkUsageLog fails start-up early, with a clear message, when the usage
+// log cannot be opened, instead of letting every worker crash on it.
+func checkUsageLog(dest string) error {
+	if dest == "stdout" || dest == "off" {
+		return nil
+	}
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return fmt.Errorf("usage_log: %w", err)
+	}
+	return f.Close()
+}
+
+// startAdmin serves /healthz (the supervisor is alive) and /readyz (every
+// worker slot has a worker accepting connections) on the admin address.
+func (s *supervisor) startAdmin(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n")) //nolint:errcheck
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ready := 0
+		for _, sl := range s.slots {
+			if sl.ready.Load() {
+				ready++
+			}
+		}
+		if s.stopping.Load() || ready < len(s.slots) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintf(w, "workers ready: %d/%d\n", ready, len(s.slots))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return srv, nil
+}

@@ -1,0 +1,321 @@
+// Package fakevllm is a fake vLLM: a real HTTP server speaking the
+// OpenAI-compatible API the way vLLM does (JSON answers, SSE streams with a
+// final usage event, /health, /metrics), with a configurable token count,
+// pace and start delay, and a record of every request it received. It is a
+// mock, not a model: the integration tests, the benchmark rig and `sluice
+// demo` put it behind the gateway.
+//
+// Per-request overrides, as request headers (the gateway forwards them):
+//
+//	X-Fake-Tokens: N         tokens in the answer
+//	X-Fake-Interval-Ms: N    pause between stream events
+//	X-Fake-Delay-Ms: N       pause before the response headers
+//	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
+package fakevllm
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options are the server-wide defaults.
+type Options struct {
+	Tokens     int           // tokens per answer when the request does not say (default 16)
+	Interval   time.Duration // between stream events (default 0: as fast as possible)
+	StartDelay time.Duration // before the response headers
+	Words      []string      // the answer's words, cycled (default "tok")
+}
+
+// Received is what the server saw of one request.
+type Received struct {
+	Path       string
+	Header     http.Header
+	BodyLen    int
+	BodySHA256 [sha256.Size]byte
+	Model      string
+	Stream     bool
+}
+
+// Server is a running fake vLLM.
+type Server struct {
+	opts     Options
+	srv      *http.Server
+	ln       net.Listener
+	running  atomic.Int64
+	healthy  atomic.Bool
+	mu       sync.Mutex
+	received []Received
+	gates    map[string]chan struct{}
+}
+
+// Start listens on addr (use "127.0.0.1:0" for a free port) and serves.
+func Start(addr string, o Options) (*Server, error) {
+	if o.Tokens <= 0 {
+		o.Tokens = 16
+	}
+	if len(o.Words) == 0 {
+		o.Words = []string{"tok"}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}}
+	s.healthy.Store(true)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.completion)
+	mux.HandleFunc("POST /v1/completions", s.completion)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("GET /metrics", s.metrics)
+	s.srv = &http.Server{Handler: mux}
+	go s.srv.Serve(ln) //nolint:errcheck // ends with Close
+	return s, nil
+}
+
+// URL is the server's base URL, e.g. http://127.0.0.1:41234.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops the server and drops open connections.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// SetHealthy makes GET /health answer 200 (true) or 503 (false).
+func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
+
+// Running is the number of requests being answered now.
+func (s *Server) Running() int { return int(s.running.Load()) }
+
+// Received returns a copy of the record of requests received so far.
+func (s *Server) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.received...)
+}
+
+// Release lets streams held with "X-Fake-Hold: name" go on.
+func (s *Server) Release(name string) {
+	close(s.gate(name))
+}
+
+func (s *Server) gate(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.gates[name]
+	if !ok {
+		g = make(chan struct{})
+		s.gates[name] = g
+	}
+	return g
+}
+
+// request is the part of a completion request the fake reads.
+type request struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	MaxTokens     int    `json:"max_tokens"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// record reads and records the body, and decodes the fields the fake uses.
+func (s *Server) record(r *http.Request) (request, error) {
+	body, err := io.ReadAll(r.Body)
+	var req request
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	s.mu.Lock()
+	s.received = append(s.received, Received{
+		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
+		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream,
+	})
+	s.mu.Unlock()
+	return req, err
+}
+
+func headerInt(r *http.Request, name string, def int) int {
+	if v, err := strconv.Atoi(r.Header.Get(name)); err == nil && v >= 0 {
+		return v
+	}
+	return def
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"error":{"message":%q,"type":"BadRequestError","param":null,"code":%d}}`, msg, status)
+}
+
+func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
+	s.running.Add(1)
+	defer s.running.Add(-1)
+	req, err := s.record(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
+	if req.MaxTokens > 0 && req.MaxTokens < tokens {
+		tokens = req.MaxTokens
+	}
+	interval := time.Duration(headerInt(r, "X-Fake-Interval-Ms", int(s.opts.Interval/time.Millisecond))) * time.Millisecond
+	if delay := time.Duration(headerInt(r, "X-Fake-Delay-Ms", int(s.opts.StartDelay/time.Millisecond))) * time.Millisecond; delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	chat := r.URL.Path == "/v1/chat/completions"
+	id := fmt.Sprintf("cmpl-%d", time.Now().UnixNano())
+	created := time.Now().Unix()
+	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
+	if !req.Stream {
+		s.answerJSON(w, chat, id, created, req.Model, tokens, prompt)
+		return
+	}
+	var hold chan struct{}
+	if name := r.Header.Get("X-Fake-Hold"); name != "" {
+		hold = s.gate(name)
+	}
+	s.answerStream(w, r, chat, id, created, req, tokens, prompt, interval, hold)
+}
+
+func (s *Server) word(i int) string {
+	w := s.opts.Words[i%len(s.opts.Words)]
+	if i > 0 {
+		w = " " + w
+	}
+	return w
+}
+
+func usageJSON(prompt, completion int) string {
+	return fmt.Sprintf(`{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d,"prompt_tokens_details":null}`,
+		prompt, prompt+completion, completion)
+}
+
+func (s *Server) answerJSON(w http.ResponseWriter, chat bool, id string, created int64, model string, tokens, prompt int) {
+	var text strings.Builder
+	for i := 0; i < tokens; i++ {
+		text.WriteString(s.word(i))
+	}
+	content, _ := json.Marshal(text.String())
+	w.Header().Set("Content-Type", "application/json")
+	if chat {
+		fmt.Fprintf(w, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":null}`,
+			id, created, model, content, usageJSON(prompt, tokens))
+	} else {
+		fmt.Fprintf(w, `{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s}`,
+			id, created, model, content, usageJSON(prompt, tokens))
+	}
+}
+
+// answerStream writes one SSE event per token, like vLLM: each event is a
+// complete "data: {…}\n\n" written and flushed on its own, then a finish
+// event, a usage-only event when stream_options.include_usage is set, and
+// "data: [DONE]".
+func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, chat bool, id string, created int64,
+	req request, tokens, prompt int, interval time.Duration, hold chan struct{}) {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(payload string) bool {
+		if _, err := io.WriteString(w, "data: "+payload+"\n\n"); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	chunk := func(delta string, finish string) string {
+		fin := "null"
+		if finish != "" {
+			fin = `"` + finish + `"`
+		}
+		d, _ := json.Marshal(delta)
+		if chat {
+			return fmt.Sprintf(`{"id":"chat%s","object":"chat.completion.chunk","created":%d,"model":%q,"choices":[{"index":0,"delta":{"role":"assistant","content":%s},"logprobs":null,"finish_reason":%s,"stop_reason":null}]}`,
+				id, created, req.Model, d, fin)
+		}
+		return fmt.Sprintf(`{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":%s,"stop_reason":null}]}`,
+			id, created, req.Model, d, fin)
+	}
+	for i := 0; i < tokens; i++ {
+		if i > 0 && interval > 0 {
+			select {
+			case <-time.After(interval):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if !send(chunk(s.word(i), "")) {
+			return
+		}
+		if i == 0 && hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	if !send(chunk("", "length")) {
+		return
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		object := "text_completion"
+		if chat {
+			object = "chat.completion.chunk"
+		}
+		send(fmt.Sprintf(`{"id":"chat%s","object":"%s","created":%d,"model":%q,"choices":[],"usage":%s}`,
+			id, object, created, req.Model, usageJSON(prompt, tokens)))
+	}
+	send("[DONE]")
+}
+
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	s.running.Add(1)
+	defer s.running.Add(-1)
+	req, err := s.record(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"embd-%d","object":"list","created":%d,"model":%q,"data":[{"index":0,"object":"embedding","embedding":[0.1,-0.2,0.3,0.05]}],"usage":{"prompt_tokens":4,"total_tokens":4,"completion_tokens":0}}`,
+		time.Now().UnixNano(), time.Now().Unix(), req.Model)
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":"fake","object":"model","created":%d,"owned_by":"vllm"}]}`, time.Now().Unix())
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if !s.healthy.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintf(w, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"+
+		"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"fake\"} %d\n"+
+		"# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"+
+		"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"fake\"} 0\n"+
+		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"+
+		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} 0\n", s.running.Load())
+}

@@ -1,0 +1,336 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
+	"github.com/tidwall/gjson"
+)
+
+// This file is a proxied request's life, top to bottom, in the order its
+// phases run:
+//
+//	1. auth      Authorization: Bearer → key (401)
+//	2. body      read the body, bounded by max_body (413)
+//	3. scan      find "model" in the JSON (400)
+//	4. route     model → models[] entry (404), key may use it (403)
+//	5. rewrite   upstream_model replaces "model" in the bytes
+//	6. backend   pick a backend of the model
+//	7. upstream  send over the keep-alive pool, headers filtered (502)
+//	8. respond   SSE event by event as it arrives, or the whole answer
+//	9. log       one usage line, whatever happened above
+//
+// Later issues insert their phases here (limits after route, slot/queue
+// before upstream, retries around upstream, usage extraction in respond).
+
+// proxy handles POST /v1/chat/completions, /v1/completions and /v1/embeddings.
+func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
+	rec := g.beginRecord(c)
+	defer g.finish(c, rec)
+	routes := g.routes.Load()
+
+	// 1. auth
+	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
+	if key == nil {
+		g.fail(c, rec, errUnauthorized(c))
+		return
+	}
+	rec.key = key.name
+
+	// 2. body
+	body, aerr := readBody(c, g.maxBody)
+	if aerr != nil {
+		g.fail(c, rec, aerr)
+		return
+	}
+	rec.bytesIn = int64(len(body))
+
+	// 3. scan
+	model, aerr := scanModel(body)
+	if aerr != nil {
+		g.fail(c, rec, aerr)
+		return
+	}
+	rec.model = model.Str
+
+	// 4. route
+	m := routes.models[model.Str]
+	if m == nil {
+		g.fail(c, rec, errInvalid(http.StatusNotFound, "model_not_found",
+			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model.Str)))
+		return
+	}
+	if !key.allows(m.name) {
+		g.fail(c, rec, errInvalid(http.StatusForbidden, "model_not_allowed",
+			fmt.Sprintf("Your API key may not use the model `%s`.", m.name)))
+		return
+	}
+
+	// 5. rewrite
+	if m.upstreamModel != "" {
+		body = replaceValue(body, model, m.upstreamModel)
+	}
+
+	// 6. backend
+	b := m.pickBackend()
+	rec.backend = b.url
+
+	// 7. upstream
+	upCtx, cancel := context.WithCancel(ctx) // ends the upstream request on every return path
+	defer cancel()
+	res, err := g.sendUpstream(upCtx, c, b, body)
+	if err != nil {
+		if ctx.Err() != nil { // the client went away first
+			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			return
+		}
+		g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_unreachable",
+			fmt.Sprintf("The backend for model `%s` could not be reached.", m.name)))
+		g.log.Warn("upstream request failed", "backend", b.url, "err", err)
+		return
+	}
+	defer res.Body.Close()
+
+	// 8. respond
+	rec.status = res.StatusCode
+	c.Response.SetStatusCode(res.StatusCode)
+	copyResponseHeaders(c, res.Header)
+	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		rec.stream = true
+		g.relayStream(ctx, c, rec, res.Body)
+		return
+	}
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		// Headers have not left yet: the client can still get a clean error.
+		c.Response.Header.Reset()
+		g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_failed",
+			"The backend closed the connection before the response was complete."))
+		return
+	}
+	c.Response.SetBodyRaw(data)
+	rec.bytesOut = int64(len(data))
+}
+
+// statusClientClosed is nginx's 499: the client closed the connection.
+const statusClientClosed = 499
+
+// errUnauthorized distinguishes a missing key from a wrong one, as OpenAI does.
+func errUnauthorized(c *app.RequestContext) *apiError {
+	if len(c.Request.Header.Peek("Authorization")) == 0 {
+		return errInvalid(http.StatusUnauthorized, "missing_api_key",
+			"You didn't provide an API key. Send it as 'Authorization: Bearer YOUR_KEY'.")
+	}
+	return errInvalid(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
+}
+
+// readBody reads the request body into memory, refusing one over max
+// without reading it: a declared Content-Length over the cap is refused
+// before a byte of the body is read, a chunked body as soon as it passes
+// the cap. Either way the connection is closed after the answer.
+func readBody(c *app.RequestContext, max int64) ([]byte, *apiError) {
+	tooLarge := func() *apiError {
+		c.SetConnectionClose()
+		return errInvalid(http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", max))
+	}
+	declared := int64(c.Request.Header.ContentLength())
+	if declared > max {
+		return nil, tooLarge()
+	}
+	if !c.Request.IsBodyStream() {
+		return c.Request.Body(), nil
+	}
+	r := c.Request.BodyStream()
+	if declared >= 0 {
+		body := make([]byte, declared)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, errIncompleteBody()
+		}
+		return body, nil
+	}
+	// Chunked: grow as it arrives, never past max+1.
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, errIncompleteBody()
+	}
+	if n > max {
+		return nil, tooLarge()
+	}
+	return buf.Bytes(), nil
+}
+
+func errIncompleteBody() *apiError {
+	return errInvalid(http.StatusBadRequest, "incomplete_body", "The request body ended before its declared length.")
+}
+
+// scanModel validates the body as JSON and finds its "model" string.
+func scanModel(body []byte) (gjson.Result, *apiError) {
+	if !gjson.ValidBytes(body) {
+		return gjson.Result{}, errInvalid(http.StatusBadRequest, "invalid_json", invalidJSONMessage(body))
+	}
+	model := gjson.GetBytes(body, "model")
+	if model.Type != gjson.String || model.Str == "" {
+		return gjson.Result{}, errInvalid(http.StatusBadRequest, "missing_model",
+			"You must provide a model parameter (a string).")
+	}
+	return model, nil
+}
+
+// invalidJSONMessage says where the JSON breaks. It runs only on the error
+// path, so the full decoder's cost does not touch valid requests.
+func invalidJSONMessage(body []byte) string {
+	var v json.RawMessage
+	var se *json.SyntaxError
+	if err := json.Unmarshal(body, &v); errors.As(err, &se) {
+		return fmt.Sprintf("The request body is not valid JSON: %v (at byte offset %d).", se, se.Offset)
+	} else if err != nil {
+		return fmt.Sprintf("The request body is not valid JSON: %v.", err)
+	}
+	return "The request body is not valid JSON."
+}
+
+// replaceValue returns body with the raw JSON value at old replaced by the
+// JSON string s: one copy of the body, no document built.
+func replaceValue(body []byte, old gjson.Result, s string) []byte {
+	quoted := appendJSONString(nil, s)
+	out := make([]byte, 0, len(body)-len(old.Raw)+len(quoted))
+	out = append(out, body[:old.Index]...)
+	out = append(out, quoted...)
+	return append(out, body[old.Index+len(old.Raw):]...)
+}
+
+// sendUpstream sends the request to backend b.
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+string(c.Request.RequestURI()), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	copyRequestHeaders(req.Header, c)
+	if b.authHeader != "" {
+		req.Header.Set("Authorization", b.authHeader)
+	}
+	return g.client.Do(req)
+}
+
+// streamBufPool holds the buffers SSE is relayed through. 8 KiB holds many
+// ~330-byte events; a stream holds one only while it is being read.
+var streamBufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// relayStream forwards an SSE body to the client as it arrives: every read
+// from the backend is written and flushed at once, never collected.
+func (g *gateway) relayStream(ctx context.Context, c *app.RequestContext, rec *usageRecord, body io.Reader) {
+	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
+	c.Response.HijackWriter(w)
+	bp := streamBufPool.Get().(*[]byte)
+	defer streamBufPool.Put(bp)
+	buf := *bp
+	for {
+		n, rerr := body.Read(buf)
+		if n > 0 {
+			// Write through w, not c.Write: only w reports a client that left.
+			if _, err := w.Write(buf[:n]); err != nil {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			if err := w.Flush(); err != nil {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			rec.bytesOut += int64(n)
+		}
+		if rerr == io.EOF {
+			return
+		}
+		if rerr != nil {
+			if ctx.Err() != nil {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+			} else {
+				rec.errCode = "upstream_stream_broken"
+				g.log.Warn("upstream stream broken", "backend", rec.backend, "err", rerr)
+			}
+			return
+		}
+	}
+}
+
+// models handles GET /v1/models: the models the caller's key may use, in
+// OpenAI's list shape.
+func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
+	rec := g.beginRecord(c)
+	defer g.finish(c, rec)
+	routes := g.routes.Load()
+	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
+	if key == nil {
+		g.fail(c, rec, errUnauthorized(c))
+		return
+	}
+	rec.key = key.name
+	b := append(make([]byte, 0, 256), `{"object":"list","data":[`...)
+	first := true
+	for _, m := range routes.order {
+		if !key.allows(m.name) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, m.name)
+		b = append(b, `,"object":"model","created":`...)
+		b = appendInt(b, g.started.Unix())
+		b = append(b, `,"owned_by":"sluice"}`...)
+	}
+	b = append(b, "]}\n"...)
+	rec.status = http.StatusOK
+	c.Response.Header.SetContentType("application/json")
+	c.Response.SetBodyRaw(b)
+	rec.bytesOut = int64(len(b))
+}
+
+// notFound answers every path the gateway does not serve.
+func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
+	writeError(c, errInvalid(http.StatusNotFound, "unknown_url",
+		fmt.Sprintf("Unknown request URL: %s %s.", c.Method(), c.Path())))
+}
+
+// methodNotAllowed answers a known path with the wrong method.
+func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
+	writeError(c, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
+		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())))
+}
+
+// beginRecord starts the usage record of a request.
+func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
+	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: string(c.Path())}
+	rec.clientAddr = c.RemoteAddr().String()
+	return rec
+}
+
+// fail answers with a gateway error and records it.
+func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError) {
+	rec.status, rec.errCode = e.status, e.code
+	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	writeError(c, e)
+	rec.bytesOut = int64(len(c.Response.Body()))
+}
+
+// finish writes the usage line.
+func (g *gateway) finish(c *app.RequestContext, rec *usageRecord) {
+	g.usage.write(rec, time.Now())
+}

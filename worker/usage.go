@@ -1,0 +1,104 @@
+package worker
+
+import (
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// usageRecord is what the usage line says about one request. The issue
+// "LLM-aware request handling" extends it (tokens, TTFT, affinity, …).
+type usageRecord struct {
+	requestID  string
+	start      time.Time
+	key        string
+	model      string
+	backend    string
+	path       string
+	status     int
+	errCode    string
+	stream     bool
+	bytesIn    int64
+	bytesOut   int64
+	clientAddr string
+}
+
+// usageLog writes exactly one JSON line per request. Lines are appended into
+// one reused buffer and written with a single write(2), so lines from several
+// workers sharing a file (O_APPEND) or a pipe never interleave.
+type usageLog struct {
+	mu     sync.Mutex
+	w      io.Writer // nil: usage_log is "off"
+	closer io.Closer
+	worker int
+	buf    []byte
+}
+
+// openUsageLog opens the destination named by usage_log.
+func openUsageLog(dest string, worker int) (*usageLog, error) {
+	u := &usageLog{worker: worker, buf: make([]byte, 0, 1024)}
+	switch dest {
+	case "off":
+	case "stdout":
+		u.w = os.Stdout
+	default:
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil, err
+		}
+		u.w, u.closer = f, f
+	}
+	return u, nil
+}
+
+// write appends r as one line.
+func (u *usageLog) write(r *usageRecord, end time.Time) {
+	if u.w == nil {
+		return
+	}
+	u.mu.Lock()
+	b := u.buf[:0]
+	b = append(b, `{"time":"`...)
+	b = r.start.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","request_id":`...)
+	b = appendJSONString(b, r.requestID)
+	b = append(b, `,"worker":`...)
+	b = appendInt(b, int64(u.worker))
+	b = append(b, `,"key":`...)
+	b = appendJSONString(b, r.key)
+	b = append(b, `,"path":`...)
+	b = appendJSONString(b, r.path)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"backend":`...)
+	b = appendJSONString(b, r.backend)
+	b = append(b, `,"status":`...)
+	b = appendInt(b, int64(r.status))
+	b = append(b, `,"error":`...)
+	b = appendJSONString(b, r.errCode)
+	b = append(b, `,"stream":`...)
+	if r.stream {
+		b = append(b, "true"...)
+	} else {
+		b = append(b, "false"...)
+	}
+	b = append(b, `,"duration_ms":`...)
+	b = appendInt(b, end.Sub(r.start).Milliseconds())
+	b = append(b, `,"bytes_in":`...)
+	b = appendInt(b, r.bytesIn)
+	b = append(b, `,"bytes_out":`...)
+	b = appendInt(b, r.bytesOut)
+	b = append(b, `,"client":`...)
+	b = appendJSONString(b, r.clientAddr)
+	b = append(b, "}\n"...)
+	u.w.Write(b) //nolint:errcheck // a full disk must not fail requests
+	u.buf = b
+	u.mu.Unlock()
+}
+
+func (u *usageLog) close() {
+	if u.closer != nil {
+		u.closer.Close()
+	}
+}

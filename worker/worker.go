@@ -1,0 +1,119 @@
+// Package worker is one worker process of sluice: it adopts the listening
+// socket the supervisor opened for its slot and serves the OpenAI-compatible
+// API on it with hertz over netpoll, proxying to the configured backends.
+// A worker owns nothing that must outlive it: the socket stays open in the
+// supervisor, so a replacement takes over the connections queued on it.
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app/server"
+	"github.com/cloudwego/hertz/pkg/common/hlog"
+	"github.com/cloudwego/hertz/pkg/network/netpoll"
+
+	"github.com/sluice-gw/sluice/config"
+)
+
+// Options is what a worker is handed by the supervisor.
+type Options struct {
+	Slot     int            // worker slot number, 0-based
+	Listener net.Listener   // this slot's SO_REUSEPORT socket
+	Config   *config.Config // validated configuration
+	Log      *slog.Logger   // structured log on stderr
+	Ready    func()         // called once the worker accepts connections
+}
+
+// gateway is the state a worker's request handlers share.
+type gateway struct {
+	routes  atomic.Pointer[routeTable]
+	client  *http.Client
+	usage   *usageLog
+	log     *slog.Logger
+	maxBody int64
+	started time.Time
+
+	idPrefix string
+	idSeq    atomic.Uint64
+}
+
+// Run serves until ctx is cancelled, then stops accepting, lets in-flight
+// requests and streams finish for up to shutdown_timeout, and returns.
+func Run(ctx context.Context, o Options) error {
+	cfg := o.Config
+	usage, err := openUsageLog(cfg.UsageLog, o.Slot)
+	if err != nil {
+		return fmt.Errorf("usage_log: %w", err)
+	}
+	defer usage.close()
+
+	var rnd [4]byte
+	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
+	g := &gateway{
+		client:   newUpstreamClient(),
+		usage:    usage,
+		log:      o.Log,
+		maxBody:  int64(cfg.MaxBody),
+		started:  time.Now(),
+		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
+	}
+	g.routes.Store(compileRoutes(cfg))
+
+	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
+	shutdown := time.Duration(cfg.ShutdownTimeout)
+	h := server.New(
+		server.WithListener(o.Listener),
+		server.WithTransport(netpoll.NewTransporter),
+		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
+		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
+		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
+		server.WithExitWaitTime(shutdown),
+		server.WithDisablePrintRoute(true),
+		server.WithHandleMethodNotAllowed(true),
+		server.WithDisableDefaultDate(false),
+	)
+	h.POST("/v1/chat/completions", g.proxy)
+	h.POST("/v1/completions", g.proxy)
+	h.POST("/v1/embeddings", g.proxy)
+	h.GET("/v1/models", g.models)
+	h.NoRoute(g.notFound)
+	h.NoMethod(g.methodNotAllowed)
+	h.OnRun = append(h.OnRun, func(context.Context) error {
+		if o.Ready != nil {
+			o.Ready()
+		}
+		return nil
+	})
+
+	served := make(chan error, 1)
+	go func() { served <- h.Run() }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String())
+	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
+	defer cancel()
+	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded {
+		return err
+	}
+	return nil
+}
+
+// nextRequestID returns a request id unique across workers and restarts.
+func (g *gateway) nextRequestID() string {
+	b := make([]byte, 0, 32)
+	b = append(b, g.idPrefix...)
+	b = strconv.AppendUint(b, g.idSeq.Add(1), 36)
+	return string(b)
+}
