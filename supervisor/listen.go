@@ -14,8 +14,9 @@ import (
 // all bound to addr, and returns them as files to hand to workers. The
 // supervisor keeps them open for its whole life: closing a reuseport socket
 // drops the connections queued on it, so a dead worker's socket waits, with
-// its queue, for the replacement.
-func openSlotSockets(addr string, n int) ([]*os.File, error) {
+// its queue, for the replacement. It also returns the address bound (the
+// port the kernel chose when addr's port is 0).
+func openSlotSockets(addr string, n int) ([]*os.File, string, error) {
 	lc := net.ListenConfig{Control: func(network, address string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
@@ -31,26 +32,21 @@ func openSlotSockets(addr string, n int) ([]*os.File, error) {
 		ln, err := lc.Listen(context.Background(), "tcp", addr)
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("listen %s (slot %d): %w", addr, i, err)
+			return nil, "", fmt.Errorf("listen %s (slot %d): %w", addr, i, err)
 		}
-		if i == 0 && addrPortIsZero(addr) {
-			// Port 0: every other slot must share the port the kernel chose.
+		if i == 0 {
+			// With port 0, every other slot must share the port the kernel chose.
 			addr = ln.Addr().String()
 		}
 		f, err := ln.(*net.TCPListener).File() // a dup the workers inherit
 		ln.Close()                             // the dup keeps the socket open
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("listen %s (slot %d): %w", addr, i, err)
+			return nil, "", fmt.Errorf("listen %s (slot %d): %w", addr, i, err)
 		}
 		files = append(files, f)
 	}
-	return files, nil
-}
-
-func addrPortIsZero(addr string) bool {
-	_, port, err := net.SplitHostPort(addr)
-	return err == nil && (port == "0" || port == "")
+	return files, addr, nil
 }
 
 func closeAll(files []*os.File) {

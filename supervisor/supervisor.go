@@ -80,7 +80,7 @@ func Run(ctx context.Context, o Options) error {
 
 	cpus := allowedCPUs()
 	n := cfg.Workers.Count(len(cpus))
-	sockets, err := openSlotSockets(cfg.Listen, n)
+	sockets, listenAddr, err := openSlotSockets(cfg.Listen, n)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func Run(ctx context.Context, o Options) error {
 		s.slots = append(s.slots, sl)
 	}
 
-	admin, err := s.startAdmin(cfg.Admin)
+	admin, adminAddr, err := s.startAdmin(cfg.Admin)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 
-	s.log.Info("sluice starting", "listen", cfg.Listen, "admin", cfg.Admin, "workers", n,
+	s.log.Info("sluice starting", "listen", listenAddr, "admin", adminAddr, "workers", n,
 		"pin_cpus", cfg.PinCPUs, "allowed_cpus", cpus, "pid", os.Getpid())
 	var wg sync.WaitGroup
 	for _, sl := range s.slots {
@@ -268,10 +268,10 @@ func checkUsageLog(dest string) error {
 
 // startAdmin serves /healthz (the supervisor is alive) and /readyz (every
 // worker slot has a worker accepting connections) on the admin address.
-func (s *supervisor) startAdmin(addr string) (*http.Server, error) {
+func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("admin listener: %w", err)
+		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -291,5 +291,5 @@ func (s *supervisor) startAdmin(addr string) (*http.Server, error) {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
-	return srv, nil
+	return srv, ln.Addr().String(), nil
 }

@@ -49,6 +49,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 
 	// 2. body
 	body, aerr := readBody(c, g.maxBody)
+	if aerr == errBodyTooLarge {
+		rec.status, rec.errCode = aerr.status, aerr.code
+		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
+			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", g.maxBody)))
+		return
+	}
 	if aerr != nil {
 		g.fail(c, rec, aerr)
 		return
@@ -135,19 +141,17 @@ func errUnauthorized(c *app.RequestContext) *apiError {
 	return errInvalid(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
 }
 
+// errBodyTooLarge is readBody's refusal of a body over max_body.
+var errBodyTooLarge = errInvalid(http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
+
 // readBody reads the request body into memory, refusing one over max
 // without reading it: a declared Content-Length over the cap is refused
 // before a byte of the body is read, a chunked body as soon as it passes
-// the cap. Either way the connection is closed after the answer.
+// the cap (errBodyTooLarge; the caller closes the connection).
 func readBody(c *app.RequestContext, max int64) ([]byte, *apiError) {
-	tooLarge := func() *apiError {
-		c.SetConnectionClose()
-		return errInvalid(http.StatusRequestEntityTooLarge, "request_too_large",
-			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", max))
-	}
 	declared := int64(c.Request.Header.ContentLength())
 	if declared > max {
-		return nil, tooLarge()
+		return nil, errBodyTooLarge
 	}
 	if !c.Request.IsBodyStream() {
 		return c.Request.Body(), nil
@@ -167,7 +171,7 @@ func readBody(c *app.RequestContext, max int64) ([]byte, *apiError) {
 		return nil, errIncompleteBody()
 	}
 	if n > max {
-		return nil, tooLarge()
+		return nil, errBodyTooLarge
 	}
 	return buf.Bytes(), nil
 }
@@ -195,7 +199,8 @@ func invalidJSONMessage(body []byte) string {
 	var v json.RawMessage
 	var se *json.SyntaxError
 	if err := json.Unmarshal(body, &v); errors.As(err, &se) {
-		return fmt.Sprintf("The request body is not valid JSON: %v (at byte offset %d).", se, se.Offset)
+		// Offset counts the bytes read, the offending one included.
+		return fmt.Sprintf("The request body is not valid JSON: %v (at byte offset %d).", se, max(se.Offset-1, 0))
 	} else if err != nil {
 		return fmt.Sprintf("The request body is not valid JSON: %v.", err)
 	}

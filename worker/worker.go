@@ -69,6 +69,7 @@ func Run(ctx context.Context, o Options) error {
 	g.routes.Store(compileRoutes(cfg))
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
+	conns := newConnTracker()
 	shutdown := time.Duration(cfg.ShutdownTimeout)
 	h := server.New(
 		server.WithListener(o.Listener),
@@ -77,10 +78,13 @@ func Run(ctx context.Context, o Options) error {
 		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
 		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
 		server.WithExitWaitTime(shutdown),
+		server.WithIdleTimeout(idleTimeout),
+		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
 		server.WithHandleMethodNotAllowed(true),
 		server.WithDisableDefaultDate(false),
 	)
+	h.Use(conns.markBusy)
 	h.POST("/v1/chat/completions", g.proxy)
 	h.POST("/v1/completions", g.proxy)
 	h.POST("/v1/embeddings", g.proxy)
@@ -104,6 +108,11 @@ func Run(ctx context.Context, o Options) error {
 	o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String())
 	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
 	defer cancel()
+	// hertz parks a goroutine on every keep-alive connection waiting for its
+	// next request, and its graceful stop waits for those as if they were
+	// busy. Close connections between requests now, and each busy one as
+	// soon as its response (a stream, maybe) has been sent.
+	go conns.closeIdleUntil(sctx)
 	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded {
 		return err
 	}

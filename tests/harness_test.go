@@ -1,0 +1,343 @@
+// Package tests holds sluice's integration tests: they build the real
+// binary once, run it (supervisor + workers) over loopback in front of the
+// fake vLLM in tests/fakevllm, and talk to it with real clients.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// sluiceBin is the binary under test, built once by TestMain.
+var sluiceBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sluice-test-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sluiceBin = filepath.Join(dir, "sluice")
+	args := []string{"build", "-o", sluiceBin}
+	if os.Getenv("SLUICE_TEST_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/sluice")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build sluice:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Keys used by the test configurations: the secret and its SHA-256.
+const (
+	keyAll     = "sk-test-all"
+	keyLimited = "sk-test-limited"
+)
+
+// deadline is how long any awaited condition may take: generous, because a
+// loaded 2-core CI machine is slow, and never part of a pass/fail on speed.
+const deadline = 30 * time.Second
+
+// baseConfig renders a configuration with two models on backend url:
+// "m" (passed through) and "m-alias" (upstream_model: "real-model").
+// keyAll may use everything, keyLimited only "m".
+func baseConfig(url, usageLog, extra string) string {
+	return fmt.Sprintf(`listen: 127.0.0.1:0
+admin: 127.0.0.1:0
+workers: 2
+pin_cpus: true
+shutdown_timeout: 20s
+usage_log: %s
+%s
+keys:
+  - name: all
+    sha256: %s
+    models: ["*"]
+  - name: limited
+    sha256: %s
+    models: ["m"]
+models:
+  - name: m
+    backends:
+      - url: %s
+        slots: 64
+        api_key_env: SLUICE_TEST_BACKEND_KEY
+  - name: m-alias
+    upstream_model: real-model
+    backends:
+      - url: %s
+        slots: 64
+`, usageLog, extra, sha(keyAll), sha(keyLimited), url, url)
+}
+
+// backendKey is the backend's own API key, set in the gateway's environment.
+const backendKey = "backend-secret-123"
+
+// gateway is a running sluice supervisor and its workers.
+type gateway struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	URL      string // client-facing base URL
+	AdminURL string
+	UsageLog string
+	stderr   *syncBuffer
+	exited   chan struct{}
+	exitErr  error
+}
+
+// startGateway writes cfg to a file, starts `sluice serve`, waits until
+// every worker is ready, and stops it (and its workers) when the test ends.
+func startGateway(t *testing.T, cfg string) *gateway {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	g.cmd = exec.Command(sluiceBin, "serve", "-c", path)
+	g.cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY="+backendKey)
+	g.cmd.Stderr = g.stderr
+	g.cmd.Stdout = os.Stdout
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { g.exitErr = g.cmd.Wait(); close(g.exited) }()
+	t.Cleanup(g.stop)
+
+	// The supervisor logs the addresses it bound (port 0 in the config).
+	start := g.awaitLog("sluice starting")
+	g.URL = "http://" + start["listen"].(string)
+	g.AdminURL = "http://" + start["admin"].(string)
+	g.awaitReady()
+	return g
+}
+
+// stop ends the gateway: SIGTERM, then SIGKILL for anything left, workers
+// included, so no test leaves a process behind.
+func (g *gateway) stop() {
+	workers := g.workerPIDs()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(deadline):
+		g.cmd.Process.Kill()
+		<-g.exited
+	}
+	for _, pid := range workers {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if g.t.Failed() || os.Getenv("SLUICE_TEST_LOGS") != "" {
+		g.t.Logf("gateway stderr:\n%s", g.stderr.String())
+	}
+}
+
+// awaitReady waits until /readyz says every worker accepts connections.
+func (g *gateway) awaitReady() {
+	g.t.Helper()
+	await(g.t, "gateway ready", func() bool {
+		res, err := http.Get(g.AdminURL + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+}
+
+// awaitLog waits for a JSON log line whose msg is msg and returns it.
+func (g *gateway) awaitLog(msg string) map[string]any {
+	g.t.Helper()
+	var found map[string]any
+	await(g.t, "log line "+strconv.Quote(msg), func() bool {
+		found = g.findLog(msg, 0)
+		return found != nil
+	})
+	return found
+}
+
+// findLog returns the nth (0-based) JSON log line whose msg is msg.
+func (g *gateway) findLog(msg string, nth int) map[string]any {
+	for _, line := range strings.Split(g.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+			if nth == 0 {
+				return m
+			}
+			nth--
+		}
+	}
+	return nil
+}
+
+// workerPIDs lists the supervisor's child processes.
+func (g *gateway) workerPIDs() []int {
+	return childPIDs(g.cmd.Process.Pid)
+}
+
+func childPIDs(parent int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: state, ppid, ...
+		rest := stat[bytes.LastIndexByte(stat, ')')+2:]
+		f := strings.Fields(string(rest))
+		if len(f) > 2 && f[1] == strconv.Itoa(parent) && f[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// usageLines parses the usage log written so far.
+func (g *gateway) usageLines() []map[string]any {
+	data, err := os.ReadFile(g.UsageLog)
+	if err != nil {
+		return nil
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			lines = append(lines, m)
+		}
+	}
+	return lines
+}
+
+// await polls cond until it holds or deadline passes.
+func await(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %v waiting for %s", deadline, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startBackend starts a fake vLLM for one test.
+func startBackend(t *testing.T, o fakevllm.Options) *fakevllm.Server {
+	t.Helper()
+	s, err := fakevllm.Start("127.0.0.1:0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newGateway starts a fake backend and a gateway in front of it, with the
+// usage log in a file.
+func newGateway(t *testing.T, o fakevllm.Options, extra string) (*gateway, *fakevllm.Server) {
+	t.Helper()
+	be := startBackend(t, o)
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, baseConfig(be.URL(), usage, extra))
+	g.UsageLog = usage
+	return g, be
+}
+
+// post sends a JSON body with a bearer key and returns status and body.
+func post(t *testing.T, client *http.Client, url, key string, body []byte, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(res.Body)
+	return res, buf.Bytes()
+}
+
+// readEvents reads SSE "data:" payloads until EOF.
+func readEvents(t *testing.T, r *bufio.Reader) []string {
+	t.Helper()
+	var events []string
+	for {
+		ev, err := nextEvent(r)
+		if err != nil {
+			return events
+		}
+		events = append(events, ev)
+	}
+}
+
+// nextEvent reads one SSE event's data payload.
+func nextEvent(r *bufio.Reader) (string, error) {
+	var data string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if data != "" {
+				return data, nil
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "data: ") {
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process writing while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
