@@ -4,8 +4,11 @@ go 1.26.0
 
 require (
 	github.com/cloudwego/hertz v0.10.4
+	github.com/cloudwego/netpoll v0.7.2
 	github.com/goccy/go-yaml v1.19.2
+	github.com/openai/openai-go/v3 v3.102.0
 	github.com/tidwall/gjson v1.20.4
+	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -14,13 +17,13 @@ require (
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
-	github.com/cloudwego/netpoll v0.7.2 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/fsnotify/fsnotify v1.5.4 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.34.1 // indirect
 )

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SLUICE_TEST_RACE") == "1" {
 		args = append(args, "-race")
 	}
+	if tags := os.Getenv("SLUICE_TEST_TAGS"); tags != "" {
+		args = append(args, "-tags", tags)
+	}
 	build := exec.Command("go", append(args, "../cmd/sluice")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -1,0 +1,167 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// freshClient opens a new connection per request, so SO_REUSEPORT spreads
+// the requests over the workers' sockets.
+func freshClient() *http.Client {
+	return &http.Client{Timeout: deadline, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// Both workers serve: new connections spread over both sockets.
+func TestBothWorkersServe(t *testing.T) {
+	g, _ := newGateway(t, fakevllm.Options{Tokens: 1}, "")
+	client := freshClient()
+	for i := 0; i < 40; i++ {
+		res, out := post(t, client, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d: %s", res.StatusCode, out)
+		}
+	}
+	var seen [2]int
+	await(t, "40 usage lines", func() bool { return len(g.usageLines()) >= 40 })
+	for _, l := range g.usageLines() {
+		seen[int(l["worker"].(float64))]++
+	}
+	// With 40 connections hashed over 2 sockets, one worker getting none has
+	// probability 2^-39.
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("requests per worker: %v", seen)
+	}
+}
+
+// kill -9 of a worker: it is restarted, the reason is logged, and the port
+// never stops serving — connections that land on the dead worker's socket
+// wait there for its replacement.
+func TestKilledWorkerIsRestarted(t *testing.T) {
+	g, _ := newGateway(t, fakevllm.Options{Tokens: 1}, "")
+	before := g.workerPIDs()
+	if len(before) != 2 {
+		t.Fatalf("workers: %v", before)
+	}
+	victim := before[0]
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Straight away, while the slot has no worker: 40 new connections, about
+	// half of them queued on the dead worker's socket. Every one must succeed.
+	client := freshClient()
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "x")))
+			req.Header.Set("Authorization", "Bearer "+keyAll)
+			res, err := client.Do(req)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				errs <- res.Status
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("request during restart failed: %s", e)
+	}
+	await(t, "a replacement worker", func() bool {
+		pids := g.workerPIDs()
+		return len(pids) == 2 && pids[0] != victim && pids[1] != victim
+	})
+	line := g.awaitLog("worker exited unexpectedly; restarting")
+	if !strings.Contains(line["status"].(string), "signal killed") {
+		t.Errorf("restart reason not logged: %v", line)
+	}
+	g.awaitReady()
+}
+
+// SIGTERM: the workers stop accepting, an in-flight stream runs to its end,
+// and the supervisor exits 0.
+func TestSIGTERMLetsStreamFinish(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("X-Fake-Hold", "drain")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	if _, err := nextEvent(r); err != nil {
+		t.Fatalf("first event: %v", err)
+	}
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	g.awaitLog("worker draining")
+	// The stream is mid-flight while the workers drain; now let it finish.
+	be.Release("drain")
+	rest := readEvents(t, r)
+	if len(rest) != 6 || rest[len(rest)-1] != "[DONE]" {
+		t.Fatalf("stream cut by shutdown: %d events %q", len(rest), rest)
+	}
+	select {
+	case <-g.exited:
+	case <-time.After(deadline):
+		t.Fatal("supervisor did not exit after SIGTERM")
+	}
+	if g.exitErr != nil {
+		t.Fatalf("supervisor exit: %v", g.exitErr)
+	}
+	if n := len(childPIDs(g.cmd.Process.Pid)); n != 0 {
+		t.Errorf("%d workers left behind", n)
+	}
+}
+
+// `sluice check` prints OK or every error with file:line, like nginx -t.
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(good, []byte(baseConfig("http://127.0.0.1:1", "off", "")), 0o600)
+	os.WriteFile(bad, []byte(strings.Replace(baseConfig("http://127.0.0.1:1", "off", "bogus_field: 1"), "slots: 64", "slots: 0", 1)), 0o600)
+
+	cmd := exec.Command(sluiceBin, "check", "-c", good)
+	cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY=x")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK") {
+		t.Errorf("check of a good config: %v %s", err, out)
+	}
+	cmd = exec.Command(sluiceBin, "check", "-c", bad)
+	cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY=x")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("check of a bad config: want exit 1, got %v", err)
+	}
+	if !strings.Contains(string(out), bad+":7:1") || !strings.Contains(string(out), "bogus_field") {
+		t.Errorf("check output lacks file:line of the unknown field: %s", out)
+	}
+	// A missing environment variable is a config error too.
+	cmd = exec.Command(sluiceBin, "check", "-c", good)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, _ = cmd.CombinedOutput()
+	if !strings.Contains(string(out), "SLUICE_TEST_BACKEND_KEY is not set") {
+		t.Errorf("missing env var not reported: %s", out)
+	}
+}

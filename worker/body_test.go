@@ -1,0 +1,94 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "nl\n tab\t cr\r", "\x00\x1f\x7f", "ünïcødé ✓", "bad\xffutf8"} {
+		out := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, out, err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); back != want {
+			t.Errorf("%q → %s → %q", s, out, back)
+		}
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add("hello \"world\"\n")
+	f.Add("\xff\x00")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%q → invalid JSON %s: %v", s, out, err)
+		}
+		if utf8.ValidString(s) && back != s {
+			t.Fatalf("%q → %q", s, back)
+		}
+	})
+}
+
+func TestScanModel(t *testing.T) {
+	cases := []struct {
+		body, model, code string
+	}{
+		{`{"model":"m","messages":[]}`, "m", ""},
+		{` {"messages":[{"content":"{\"model\":\"fake\"}"}],"model":"real"}`, "real", ""},
+		{`{"model":"a\"b"}`, `a"b`, ""},
+		{`{"model":7}`, "", "missing_model"},
+		{`{"model":""}`, "", "missing_model"},
+		{`{"messages":[]}`, "", "missing_model"},
+		{`{"model":"m",}`, "", "invalid_json"},
+		{`{"model":"m"} trailing`, "", "invalid_json"},
+		{``, "", "invalid_json"},
+	}
+	for _, tc := range cases {
+		r, err := scanModel([]byte(tc.body))
+		code := ""
+		if err != nil {
+			code = err.code
+		}
+		if code != tc.code || (err == nil && r.Str != tc.model) {
+			t.Errorf("scanModel(%s) = %q, %v; want %q, %q", tc.body, r.Str, err, tc.model, tc.code)
+		}
+	}
+}
+
+// replaceValue's output always parses, has the new model, and nothing
+// else changed.
+func FuzzReplaceModel(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), "upstream/x")
+	f.Add([]byte(`{"stream":true, "model" : "m" }`), `q"uote`)
+	f.Fuzz(func(t *testing.T, body []byte, upstream string) {
+		model, aerr := scanModel(body)
+		if aerr != nil {
+			return
+		}
+		out := replaceValue(body, model, upstream)
+		var before, after map[string]any
+		if err := json.Unmarshal(body, &before); err != nil {
+			return // gjson accepts some inputs encoding/json does not (duplicate keys are fine in both)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("output does not parse: %s: %v", out, err)
+		}
+		want := strings.ToValidUTF8(upstream, "\uFFFD")
+		if after["model"] != want && !bytes.Contains(body[model.Index+len(model.Raw):], []byte(`"model"`)) {
+			t.Fatalf("model = %v, want %q", after["model"], want)
+		}
+		delete(before, "model")
+		delete(after, "model")
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("other fields changed:\n%s\n%s", body, out)
+		}
+	})
+}
