@@ -60,6 +60,9 @@ type supervisor struct {
 	slots    []*slot
 	stopping atomic.Bool
 	stopCh   chan struct{}
+
+	socketsOnce sync.Once
+	sockets     []*os.File
 }
 
 // Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or
@@ -84,7 +87,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	defer closeAll(sockets)
+	s.sockets = sockets
+	defer s.closeSockets()
 	for i, f := range sockets {
 		sl := &slot{n: i, cpu: -1, socket: f}
 		if cfg.PinCPUs {
@@ -141,12 +145,20 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// stop begins a graceful stop: workers stop accepting and drain.
+// stop begins a graceful stop: workers stop accepting and drain, and the
+// supervisor closes its copies of the sockets, so that new connections are
+// refused at once (a load balancer moves on) instead of queueing for a
+// worker that will never accept them.
 func (s *supervisor) stop() {
 	if s.stopping.CompareAndSwap(false, true) {
 		close(s.stopCh)
 		s.signalWorkers(syscall.SIGTERM)
+		s.closeSockets()
 	}
+}
+
+func (s *supervisor) closeSockets() {
+	s.socketsOnce.Do(func() { closeAll(s.sockets) })
 }
 
 func (s *supervisor) signalWorkers(sig syscall.Signal) {

@@ -3,10 +3,13 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +44,23 @@ func TestBothWorkersServe(t *testing.T) {
 	// probability 2^-39.
 	if seen[0] == 0 || seen[1] == 0 {
 		t.Fatalf("requests per worker: %v", seen)
+	}
+	// pin_cpus: each worker is pinned to one CPU, each to another.
+	cpus := map[string]bool{}
+	for _, pid := range g.workerPIDs() {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				v = strings.TrimSpace(v)
+				if strings.ContainsAny(v, ",-") {
+					t.Errorf("worker %d not pinned to one CPU: %s", pid, v)
+				}
+				cpus[v] = true
+			}
+		}
+	}
+	if runtime.NumCPU() >= 2 && len(cpus) != 2 {
+		t.Errorf("workers pinned to %v, want two different CPUs", cpus)
 	}
 }
 
@@ -115,6 +135,15 @@ func TestSIGTERMLetsStreamFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.awaitLog("worker draining")
+	// Draining workers accept no new connections: they are refused.
+	addr := strings.TrimPrefix(g.URL, "http://")
+	await(t, "new connections refused", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 	// The stream is mid-flight while the workers drain; now let it finish.
 	be.Release("drain")
 	rest := readEvents(t, r)
@@ -163,5 +192,45 @@ func TestCheckCommand(t *testing.T) {
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "SLUICE_TEST_BACKEND_KEY is not set") {
 		t.Errorf("missing env var not reported: %s", out)
+	}
+}
+
+// `sluice demo` serves a streamed completion with the curl command it prints.
+func TestDemo(t *testing.T) {
+	ln1, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	listen, admin := ln1.Addr().String(), ln2.Addr().String()
+	ln1.Close()
+	ln2.Close()
+	out := &syncBuffer{}
+	cmd := exec.Command(sluiceBin, "demo", "--listen", listen, "--admin", admin)
+	cmd.Stdout = out
+	g := &gateway{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{}), URL: "http://" + listen, AdminURL: "http://" + admin}
+	cmd.Stderr = g.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { g.exitErr = cmd.Wait(); close(g.exited) }()
+	t.Cleanup(g.stop)
+	g.awaitReady()
+
+	// Run exactly the request the demo printed, reading its parts back.
+	text := out.String()
+	if !strings.Contains(text, "curl -N http://"+listen+"/v1/chat/completions") || !strings.Contains(text, "MOCK") {
+		t.Fatalf("demo banner: %s", text)
+	}
+	data := text[strings.Index(text, "-d '")+4:]
+	data = data[:strings.Index(data, "'")]
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(data))
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := readEvents(t, bufio.NewReader(res.Body))
+	if res.StatusCode != 200 || len(events) < 10 || events[len(events)-1] != "[DONE]" || !strings.Contains(strings.Join(events, ""), "MOCK") {
+		t.Fatalf("demo stream: %d, %d events", res.StatusCode, len(events))
 	}
 }

@@ -264,3 +264,16 @@ func TestLargeBodiesByteIdentical(t *testing.T) {
 		}
 	}
 }
+
+// A backend that cannot be reached gives the client a 502 in OpenAI's shape.
+func TestUnreachableBackend(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	g := startGateway(t, baseConfig(dead, "off", ""))
+	res, body := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", true, "x"), nil)
+	checkError(t, "dead backend", res.StatusCode, body, 502, "upstream_unreachable", "could not be reached")
+}
