@@ -1,0 +1,254 @@
+// Command driver is the benchmark rig's load generator. It sends OpenAI
+// chat completions to a proxy (or straight to the backend, for the ceiling
+// check), validates every response, and ends with one JSON line of results.
+//
+// Closed loop (-conns N): N keep-alive connections, each sending its next
+// request as soon as the previous answer is complete. Open loop (-rate R):
+// requests start at fixed intervals whatever happened before, and latency is
+// counted from the intended send time, so a proxy that queues cannot hide it.
+//
+// A response counts as good only if its status is 200 and its body is what
+// was asked for: for JSON, a chat.completion with content; for streams, the
+// expected number of content events and a final [DONE]. Anything else is an
+// error, never a fast answer.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+type config struct {
+	url        string
+	key        string
+	model      string
+	conns      int
+	rate       float64
+	duration   time.Duration
+	promptSize int
+	stream     bool
+	tokens     int
+	interval   time.Duration
+	hold       time.Duration
+}
+
+// Result is the one JSON line the driver prints.
+type Result struct {
+	Mode         string   `json:"mode"`
+	Conns        int      `json:"conns,omitempty"`
+	Rate         float64  `json:"rate,omitempty"`
+	PromptBytes  int      `json:"prompt_bytes"`
+	Stream       bool     `json:"stream"`
+	Tokens       int      `json:"tokens"`
+	DurationS    float64  `json:"duration_s"`
+	Requests     int64    `json:"requests"`
+	OK           int64    `json:"ok"`
+	Errors       int64    `json:"errors"`
+	Events       int64    `json:"events"`
+	RPS          float64  `json:"rps"`
+	P50Ms        float64  `json:"p50_ms"`
+	P90Ms        float64  `json:"p90_ms"`
+	P99Ms        float64  `json:"p99_ms"`
+	MaxMs        float64  `json:"max_ms"`
+	ErrorSamples []string `json:"error_samples,omitempty"`
+}
+
+type stats struct {
+	mu        sync.Mutex
+	latencies []time.Duration
+	errors    []string
+	requests  atomic.Int64
+	ok        atomic.Int64
+	failed    atomic.Int64
+	events    atomic.Int64
+}
+
+func (s *stats) record(lat time.Duration, err error) {
+	s.requests.Add(1)
+	if err != nil {
+		s.failed.Add(1)
+		s.mu.Lock()
+		if len(s.errors) < 5 {
+			s.errors = append(s.errors, err.Error())
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.ok.Add(1)
+	s.mu.Lock()
+	s.latencies = append(s.latencies, lat)
+	s.mu.Unlock()
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the proxy or backend")
+	flag.StringVar(&c.key, "key", "sk-bench", "API key (Bearer)")
+	flag.StringVar(&c.model, "model", "bench", "model name")
+	flag.IntVar(&c.conns, "conns", 64, "closed loop: keep-alive connections")
+	flag.Float64Var(&c.rate, "rate", 0, "open loop: requests per second (0 = closed loop)")
+	flag.DurationVar(&c.duration, "duration", 10*time.Second, "how long to send")
+	flag.IntVar(&c.promptSize, "prompt", 200, "bytes of prompt text in the first message")
+	flag.BoolVar(&c.stream, "stream", false, "ask for a streamed answer")
+	flag.IntVar(&c.tokens, "tokens", 8, "tokens asked of the backend (X-Fake-Tokens)")
+	flag.DurationVar(&c.interval, "interval", 0, "pause between stream events at the backend (X-Fake-Interval-Ms)")
+	flag.DurationVar(&c.hold, "delay", 0, "backend delay before answering (X-Fake-Delay-Ms)")
+	flag.Parse()
+
+	body := makeBody(c)
+	st := &stats{}
+	tr := &http.Transport{MaxIdleConnsPerHost: 100000, MaxConnsPerHost: 0, DisableCompression: true, IdleConnTimeout: time.Minute}
+	if c.rate == 0 {
+		tr.MaxConnsPerHost = c.conns
+	}
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Minute}
+	start := time.Now()
+	end := start.Add(c.duration)
+	var wg sync.WaitGroup
+	if c.rate == 0 {
+		for i := 0; i < c.conns; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(end) {
+					t0 := time.Now()
+					err := do(client, c, body, st)
+					st.record(time.Since(t0), err)
+				}
+			}()
+		}
+	} else {
+		step := time.Duration(float64(time.Second) / c.rate)
+		for i := 0; ; i++ {
+			intended := start.Add(time.Duration(i) * step)
+			if !intended.Before(end) {
+				break
+			}
+			if d := time.Until(intended); d > 0 {
+				time.Sleep(d)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := do(client, c, body, st)
+				st.record(time.Since(intended), err)
+			}()
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	r := Result{Mode: "closed", Conns: c.conns, PromptBytes: c.promptSize, Stream: c.stream, Tokens: c.tokens,
+		DurationS: elapsed.Seconds(), Requests: st.requests.Load(), OK: st.ok.Load(), Errors: st.failed.Load(),
+		Events: st.events.Load(), ErrorSamples: st.errors}
+	if c.rate > 0 {
+		r.Mode, r.Conns, r.Rate = "open", 0, c.rate
+	}
+	r.RPS = float64(r.OK) / elapsed.Seconds()
+	sort.Slice(st.latencies, func(i, j int) bool { return st.latencies[i] < st.latencies[j] })
+	r.P50Ms, r.P90Ms, r.P99Ms = pct(st.latencies, 0.50), pct(st.latencies, 0.90), pct(st.latencies, 0.99)
+	if n := len(st.latencies); n > 0 {
+		r.MaxMs = ms(st.latencies[n-1])
+	}
+	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func pct(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return ms(sorted[int(float64(len(sorted)-1)*p)])
+}
+
+// makeBody builds a chat request whose first message has promptSize bytes.
+func makeBody(c config) []byte {
+	words := strings.Repeat("lorem ipsum dolor sit amet ", c.promptSize/27+1)[:c.promptSize]
+	b, _ := json.Marshal(map[string]any{
+		"model": c.model, "stream": c.stream, "max_tokens": c.tokens,
+		"messages": []map[string]string{{"role": "user", "content": words}},
+	})
+	return b
+}
+
+// do sends one request and validates the whole answer.
+func do(client *http.Client, c config, body []byte, st *stats) error {
+	req, err := http.NewRequest(http.MethodPost, c.url+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Fake-Tokens", fmt.Sprint(c.tokens))
+	if c.interval > 0 {
+		req.Header.Set("X-Fake-Interval-Ms", fmt.Sprint(c.interval.Milliseconds()))
+	}
+	if c.hold > 0 {
+		req.Header.Set("X-Fake-Delay-Ms", fmt.Sprint(c.hold.Milliseconds()))
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 200))
+		return fmt.Errorf("status %d: %s", res.StatusCode, b)
+	}
+	if !c.stream {
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			return err
+		}
+		if gjson.GetBytes(b, "object").Str != "chat.completion" || gjson.GetBytes(b, "choices.0.message.content").Str == "" {
+			return fmt.Errorf("not a chat.completion: %.100s", b)
+		}
+		return nil
+	}
+	// Stream: exactly c.tokens content events, then the finish event, maybe
+	// a usage event, then [DONE] last.
+	r := bufio.NewReaderSize(res.Body, 16<<10)
+	content, done := 0, false
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok {
+			continue
+		}
+		st.events.Add(1)
+		if done {
+			return fmt.Errorf("event after [DONE]")
+		}
+		if bytes.HasPrefix(data, []byte("[DONE]")) {
+			done = true
+			continue
+		}
+		if gjson.GetBytes(data, "choices.0.delta.content").Str != "" {
+			content++
+		}
+	}
+	if !done || content != c.tokens {
+		return fmt.Errorf("stream ended with %d of %d content events, [DONE]=%v", content, c.tokens, done)
+	}
+	return nil
+}

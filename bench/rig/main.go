@@ -1,0 +1,278 @@
+// Command rig is sluice's benchmark runner. It runs each scenario against
+// sluice and its peers — plain nginx (the floor) and nginx+Lua doing
+// sluice's work (what OpenResty users run today) — plus the backend alone
+// (the ceiling check: what the harness can drive), each proxy pinned to one
+// core with the load driver and the fake backend on the other. It reads the
+// proxy's CPU (user+sys over its whole process tree, /proc/PID/stat) before
+// and after each run and its RSS idle and under load, and writes the
+// results as JSON lines plus a markdown report.
+//
+//	go run ./bench/rig -scenarios a,b,e -runs 3
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Cores: the proxy under test gets proxyCPU alone; driver and backend share loadCPU.
+const (
+	proxyCPU    = "0"
+	loadCPU     = "1"
+	backendAddr = "127.0.0.1:28000"
+	proxyAddr   = "127.0.0.1:28080"
+	adminAddr   = "127.0.0.1:28090"
+)
+
+var (
+	binDir   string // built binaries
+	repoRoot string
+	runs     = flag.Int("runs", 3, "runs per scenario and proxy (medians reported)")
+	dur      = flag.Duration("duration", 10*time.Second, "length of each run")
+	scen     = flag.String("scenarios", "a,b,c,d,e,g", "scenarios to run")
+	proxies  = flag.String("proxies", "direct,sluice,nginx,nginx-lua", "proxies to measure")
+	streams  = flag.Int("streams", 2000, "scenario c: open streams")
+	outDir   = flag.String("out", "bench/results", "where results go")
+	reportMD = flag.String("report", "docs/benchmarks.md", "markdown report to write")
+)
+
+func main() {
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+	var err error
+	repoRoot, err = os.Getwd()
+	must(err)
+	binDir = filepath.Join(repoRoot, "bench", ".bin")
+	must(os.MkdirAll(binDir, 0o755))
+	must(os.MkdirAll(*outDir, 0o755))
+	build()
+
+	portFree(backendAddr)
+	portFree(proxyAddr)
+	backend := startBackground("backend", loadCPU, filepath.Join(binDir, "fakevllm"), "-listen", backendAddr)
+	defer stop(backend)
+	awaitPort(backendAddr)
+
+	results := filepath.Join(*outDir, time.Now().UTC().Format("20060102-150405")+".jsonl")
+	out, err := os.Create(results)
+	must(err)
+	defer out.Close()
+	var all []Measurement
+	for _, s := range strings.Split(*scen, ",") {
+		sc, ok := scenarios[s]
+		if !ok {
+			log.Fatalf("unknown scenario %q", s)
+		}
+		log.Printf("scenario %s: %s", s, sc.title)
+		for _, m := range sc.run() {
+			m.Scenario = s
+			b, _ := json.Marshal(m)
+			out.Write(append(b, '\n'))
+			all = append(all, m)
+		}
+	}
+	log.Printf("results: %s", results)
+	writeReport(all, results)
+}
+
+func must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// build compiles sluice (as `make build` does), the fake backend and the driver.
+func build() {
+	for _, b := range []struct{ out, pkg, tags string }{
+		{"sluice", "./cmd/sluice", "stdjson,gjson"},
+		{"fakevllm", "./bench/fakevllm", ""},
+		{"driver", "./bench/driver", ""},
+	} {
+		args := []string{"build", "-o", filepath.Join(binDir, b.out)}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
+		cmd := exec.Command("go", append(args, b.pkg)...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		must(cmd.Run())
+	}
+}
+
+// portFree fails the run when something already listens on addr: the
+// measurement would silently be of that other process.
+func portFree(addr string) {
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		log.Fatalf("%s is already in use by another process; stop it first", addr)
+	}
+}
+
+// startBackground starts a command pinned to cpus with taskset.
+func startBackground(name, cpus string, argv ...string) *exec.Cmd {
+	cmd := exec.Command("taskset", append([]string{"-c", cpus}, argv...)...)
+	logf, err := os.Create(filepath.Join(os.TempDir(), "rig-"+name+".log"))
+	must(err)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(cmd.Start())
+	return cmd
+}
+
+// stop ends a command and its whole process group.
+func stop(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+func awaitPort(addr string) {
+	end := time.Now().Add(30 * time.Second)
+	for time.Now().Before(end) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	log.Fatalf("nothing listens on %s", addr)
+}
+
+// Measurement is one run of one scenario against one proxy.
+type Measurement struct {
+	Scenario   string  `json:"scenario"`
+	Proxy      string  `json:"proxy"`
+	Variant    string  `json:"variant,omitempty"` // e.g. the rate, or the prompt size
+	Run        int     `json:"run"`
+	Driver     Result  `json:"driver"`
+	CPUSeconds float64 `json:"cpu_s"`
+	CPUPct     float64 `json:"cpu_pct"`
+	CPUPerReq  float64 `json:"cpu_us_per_req"`
+	CPUPerEvt  float64 `json:"cpu_us_per_event,omitempty"`
+	RSSIdleKiB int64   `json:"rss_idle_kib"`
+	RSSLoadKiB int64   `json:"rss_load_kib"`
+	// Scenario g only.
+	StartToFirstMs float64 `json:"start_to_first_ms,omitempty"`
+}
+
+// Result is the driver's JSON line (see bench/driver).
+type Result struct {
+	Mode         string   `json:"mode"`
+	Requests     int64    `json:"requests"`
+	OK           int64    `json:"ok"`
+	Errors       int64    `json:"errors"`
+	Events       int64    `json:"events"`
+	RPS          float64  `json:"rps"`
+	P50Ms        float64  `json:"p50_ms"`
+	P90Ms        float64  `json:"p90_ms"`
+	P99Ms        float64  `json:"p99_ms"`
+	MaxMs        float64  `json:"max_ms"`
+	DurationS    float64  `json:"duration_s"`
+	ErrorSamples []string `json:"error_samples,omitempty"`
+}
+
+// runDriver runs the load driver against url and measures the proxy tree
+// rooted at pid (0 for the direct run) around it.
+func runDriver(proxy string, pid int, url string, args ...string) Measurement {
+	m := Measurement{Proxy: proxy}
+	var cpu0 float64
+	if pid > 0 {
+		m.RSSIdleKiB = rssKiB(pid)
+		cpu0 = cpuSeconds(pid)
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", loadCPU, filepath.Join(binDir, "driver"), "-url", url}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	must(err)
+	t0 := time.Now()
+	must(cmd.Start())
+	// Sample RSS under load a few times; keep the highest.
+	stopSampling := make(chan struct{})
+	sampled := make(chan int64)
+	go func() {
+		var max int64
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				sampled <- max
+				return
+			case <-tick.C:
+				if pid > 0 {
+					max = maxInt(max, rssKiB(pid))
+				}
+			}
+		}
+	}()
+	line, _ := bufio.NewReader(stdout).ReadBytes('\n')
+	cmd.Wait()
+	close(stopSampling)
+	m.RSSLoadKiB = <-sampled
+	wall := time.Since(t0).Seconds()
+	if err := json.Unmarshal(line, &m.Driver); err != nil {
+		log.Fatalf("driver output %q: %v", line, err)
+	}
+	if pid > 0 {
+		m.CPUSeconds = cpuSeconds(pid) - cpu0
+		m.CPUPct = 100 * m.CPUSeconds / wall
+		if m.Driver.OK > 0 {
+			m.CPUPerReq = 1e6 * m.CPUSeconds / float64(m.Driver.OK)
+		}
+		if m.Driver.Events > 0 {
+			m.CPUPerEvt = 1e6 * m.CPUSeconds / float64(m.Driver.Events)
+		}
+	}
+	log.Printf("  %-9s %-8s ok=%d err=%d rps=%.0f p50=%.2fms p99=%.2fms cpu=%.1f%% %.1fµs/req rss=%d/%dKiB",
+		proxy, m.Variant, m.Driver.OK, m.Driver.Errors, m.Driver.RPS, m.Driver.P50Ms, m.Driver.P99Ms, m.CPUPct, m.CPUPerReq, m.RSSIdleKiB, m.RSSLoadKiB)
+	if len(m.Driver.ErrorSamples) > 0 {
+		log.Printf("  errors: %v", m.Driver.ErrorSamples)
+	}
+	return m
+}
+
+func maxInt(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func selected(name string) bool {
+	for _, p := range strings.Split(*proxies, ",") {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// benchKey is the API key every proxy accepts.
+const benchKey = "sk-bench"
+
+// running is a started proxy under test.
+type running struct {
+	name string
+	cmd  *exec.Cmd // nil for "direct"
+	url  string
+	dir  string
+}
+
+func (r *running) pid() int {
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
+// startProxy starts the named proxy pinned to proxyCPU and waits until it
+// listens ("direct" starts nothing: the driver talks to the backend).
+func startProxy(name string) *running {
+	if name == "direct" {
+		return &running{name: name, url: "http://" + backendAddr}
+	}
+	r := startProxyNoWait(name)
+	awaitPort(proxyAddr)
+	return r
+}
+
+func (r *running) stop() {
+	stop(r.cmd)
+	os.RemoveAll(r.dir)
+}
+
+// writeSluiceConfig is sluice doing the work the nginx+Lua peer does: one
+// worker pinned to its core, the usage log to a file.
+func writeSluiceConfig(dir string) string {
+	sum := sha256.Sum256([]byte(benchKey))
+	cfg := fmt.Sprintf(`listen: %s
+admin: %s
+workers: 1
+pin_cpus: true
+usage_log: %s
+keys:
+  - name: bench
+    sha256: %s
+    models: ["*"]
+models:
+  - name: bench
+    backends:
+      - url: http://%s
+        slots: 100000
+`, proxyAddr, adminAddr, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+	path := filepath.Join(dir, "sluice.yaml")
+	must(os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
+// renderNginx fills in a peer's config template (bench/peers).
+func renderNginx(name, dir string) string {
+	tmpl, err := os.ReadFile(filepath.Join(repoRoot, "bench", "peers", name+".conf"))
+	must(err)
+	for _, sub := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp", "logs"} {
+		must(os.MkdirAll(filepath.Join(dir, sub), 0o755))
+	}
+	conf := strings.NewReplacer("@LISTEN@", proxyAddr, "@BACKEND@", backendAddr, "@PREFIX@", dir,
+		"@LUADIR@", filepath.Join(repoRoot, "bench", "peers", "lua")).Replace(string(tmpl))
+	path := filepath.Join(dir, "nginx.conf")
+	must(os.WriteFile(path, []byte(conf), 0o644))
+	return path
+}
+
+var installOnce sync.Once
+
+// installPeers installs nginx and its Lua module from Debian, once.
+func installPeers() {
+	installOnce.Do(func() {
+		cmd := exec.Command("bash", filepath.Join(repoRoot, "bench", "install-peers.sh"))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		must(cmd.Run())
+	})
+}
+
+// warm sends a little traffic through a fresh proxy (not measured).
+func warm(r *running) {
+	cmd := exec.Command(filepath.Join(binDir, "driver"), "-url", r.url, "-conns", "8", "-duration", "1s")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"errors":0`) {
+		log.Fatalf("%s does not answer correctly: %v %s", r.name, err, out)
+	}
+	time.Sleep(200 * time.Millisecond) // let the proxy settle before reading idle RSS
+}
+
+func mustTemp(name string) string {
+	dir, err := os.MkdirTemp("", "rig-"+name)
+	must(err)
+	return dir
+}

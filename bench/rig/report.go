@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// row is the medians of one (scenario, variant, proxy).
+type row struct {
+	scenario, variant, proxy string
+	rps, p50, p99, errors    float64
+	cpuReq, cpuEvt, cpuPct   float64
+	rssIdle, rssLoad         float64
+	startMs                  float64
+}
+
+func summarize(all []Measurement) []row {
+	type k struct{ s, v, p string }
+	groups := map[k][]Measurement{}
+	var order []k
+	for _, m := range all {
+		key := k{m.Scenario, m.Variant, m.Proxy}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], m)
+	}
+	var rows []row
+	for _, key := range order {
+		ms := groups[key]
+		med := func(f func(Measurement) float64) float64 {
+			xs := make([]float64, len(ms))
+			for i, m := range ms {
+				xs[i] = f(m)
+			}
+			return median(xs)
+		}
+		rows = append(rows, row{
+			scenario: key.s, variant: key.v, proxy: key.p,
+			rps:     med(func(m Measurement) float64 { return m.Driver.RPS }),
+			p50:     med(func(m Measurement) float64 { return m.Driver.P50Ms }),
+			p99:     med(func(m Measurement) float64 { return m.Driver.P99Ms }),
+			errors:  med(func(m Measurement) float64 { return float64(m.Driver.Errors) }),
+			cpuReq:  med(func(m Measurement) float64 { return m.CPUPerReq }),
+			cpuEvt:  med(func(m Measurement) float64 { return m.CPUPerEvt }),
+			cpuPct:  med(func(m Measurement) float64 { return m.CPUPct }),
+			rssIdle: med(func(m Measurement) float64 { return float64(m.RSSIdleKiB) }),
+			rssLoad: med(func(m Measurement) float64 { return float64(m.RSSLoadKiB) }),
+			startMs: med(func(m Measurement) float64 { return m.StartToFirstMs }),
+		})
+	}
+	return rows
+}
+
+// writeReport writes the markdown report: the machine, the command, and a
+// table per scenario with ratios against plain nginx measured in the same run.
+func writeReport(all []Measurement, results string) {
+	rows := summarize(all)
+	var b strings.Builder
+	host, _ := os.Hostname()
+	cpu := cpuModel()
+	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `make bench` (bench/rig) on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "Machine: %s, %d CPUs (%s), %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
+		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", host, runtime.NumCPU(), cpu, runtime.Version(), proxyCPU, loadCPU, *runs, *dur, results)
+	b.WriteString("CPU is user+sys of the proxy's whole process tree (/proc/PID/stat, 10 ms ticks) divided by good responses or stream events; " +
+		"`direct` is the driver straight at the backend: the harness ceiling. Ratios are against plain nginx in the same run.\n")
+
+	byScenario := map[string][]row{}
+	var scenariosSeen []string
+	for _, r := range rows {
+		if _, ok := byScenario[r.scenario]; !ok {
+			scenariosSeen = append(scenariosSeen, r.scenario)
+		}
+		byScenario[r.scenario] = append(byScenario[r.scenario], r)
+	}
+	sort.Strings(scenariosSeen)
+	for _, s := range scenariosSeen {
+		fmt.Fprintf(&b, "\n## %s. %s\n\n", s, scenarios[s].title)
+		rs := byScenario[s]
+		if s == "g" {
+			b.WriteString("| proxy | start → first answer | idle RSS, all processes |\n|---|---|---|\n")
+			for _, r := range rs {
+				fmt.Fprintf(&b, "| %s | %.1f ms | %.1f MiB |\n", r.proxy, r.startMs, r.rssIdle/1024)
+			}
+			continue
+		}
+		b.WriteString("| variant | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | × nginx | CPU µs/event | CPU % | RSS idle MiB | RSS load MiB |")
+		if s == "c" {
+			b.WriteString(" KiB per open stream |")
+		}
+		if s == "e" {
+			b.WriteString(" added p50 µs |")
+		}
+		b.WriteString("\n|" + strings.Repeat("---|", 12))
+		if s == "c" || s == "e" {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, r := range rs {
+			ratio := "—"
+			for _, n := range rs {
+				if n.proxy == "nginx" && n.variant == r.variant && n.cpuReq > 0 && r.proxy != "direct" {
+					ratio = fmt.Sprintf("%.2f", r.cpuReq/n.cpuReq)
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %.2f | %.0f | %.1f | %s | %.2f | %.0f | %.1f | %.1f |",
+				r.variant, r.proxy, r.rps, r.p50, r.p99, r.errors, r.cpuReq, ratio, r.cpuEvt, r.cpuPct, r.rssIdle/1024, r.rssLoad/1024)
+			if s == "c" {
+				var n float64
+				fmt.Sscan(r.variant, &n)
+				if n > 0 && r.proxy != "direct" {
+					fmt.Fprintf(&b, " %.1f |", (r.rssLoad-r.rssIdle)/n)
+				} else {
+					b.WriteString(" — |")
+				}
+			}
+			if s == "e" {
+				added := "—"
+				for _, d := range rs {
+					if d.proxy == "direct" && r.proxy != "direct" {
+						added = fmt.Sprintf("%.0f", 1000*(r.p50-d.p50))
+					}
+				}
+				fmt.Fprintf(&b, " %s |", added)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if err := os.WriteFile(*reportMD, []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "write report:", err)
+	}
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type scenario struct {
+	title string
+	run   func() []Measurement
+}
+
+var scenarios = map[string]scenario{
+	"a": {"small body, non-streaming, closed loop (64 connections)", func() []Measurement {
+		return eachProxy("", func(r *running) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-conns", "64", "-duration", dur.String(), "-prompt", "200", "-tokens", "8")
+		})
+	}},
+	"b": {"100 KB prompt, short streamed answer (10 events), closed loop (64 connections)", func() []Measurement {
+		return eachProxy("", func(r *running) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-conns", "64", "-duration", dur.String(), "-prompt", "100000", "-stream", "-tokens", "10")
+		})
+	}},
+	"c": {"open streams: N streams of 100 events at 50/s, 100 KB prompts", func() []Measurement {
+		// Each stream lasts ~2 s; the run keeps N open for the whole duration.
+		return eachProxy(fmt.Sprint(*streams), func(r *running) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-conns", fmt.Sprint(*streams), "-duration", dur.String(),
+				"-prompt", "100000", "-stream", "-tokens", "100", "-interval", "20ms")
+		})
+	}},
+	"d": {"open loop, 300 ms upstream, at 500, 1000 and 2000 req/s", func() []Measurement {
+		var all []Measurement
+		for _, rate := range []int{500, 1000, 2000} {
+			all = append(all, eachProxy(fmt.Sprint(rate), func(r *running) Measurement {
+				return runDriver(r.name, r.pid(), r.url, "-rate", fmt.Sprint(rate), "-duration", dur.String(),
+					"-prompt", "200", "-tokens", "8", "-delay", "300ms")
+			})...)
+		}
+		return all
+	}},
+	"e": {"one request at a time: added latency", func() []Measurement {
+		return eachProxy("", func(r *running) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-conns", "1", "-duration", dur.String(), "-prompt", "200", "-tokens", "8")
+		})
+	}},
+	"f": {"prompt-size sweep: CPU per request (16 connections, 10-event streams)", func() []Measurement {
+		var all []Measurement
+		for _, size := range []int{1_000, 10_000, 100_000, 400_000, 1_000_000} {
+			all = append(all, eachProxy(fmt.Sprint(size), func(r *running) Measurement {
+				return runDriver(r.name, r.pid(), r.url, "-conns", "16", "-duration", dur.String(),
+					"-prompt", fmt.Sprint(size), "-stream", "-tokens", "10")
+			})...)
+		}
+		return all
+	}},
+	"g": {"idle RSS and time from start to the first served request", startup},
+}
+
+// eachProxy runs measure *runs times against every selected proxy, each
+// started fresh for the scenario.
+func eachProxy(variant string, measure func(r *running) Measurement) []Measurement {
+	var out []Measurement
+	for _, name := range strings.Split(*proxies, ",") {
+		r := startProxy(name)
+		warm(r)
+		for i := 0; i < *runs; i++ {
+			m := measure(r)
+			m.Variant, m.Run = variant, i
+			out = append(out, m)
+		}
+		r.stop()
+	}
+	return out
+}
+
+// startup measures, for each proxy, the idle RSS of all its processes and
+// the time from exec to the first request answered correctly.
+func startup() []Measurement {
+	var out []Measurement
+	for _, name := range strings.Split(*proxies, ",") {
+		if name == "direct" {
+			continue
+		}
+		for i := 0; i < *runs; i++ {
+			t0 := time.Now()
+			r := startProxyNoWait(name)
+			first := awaitFirstAnswer(r.url)
+			m := Measurement{Proxy: name, Run: i, StartToFirstMs: float64(first.Sub(t0).Microseconds()) / 1000}
+			time.Sleep(time.Second) // idle: let start-up garbage be collected
+			m.RSSIdleKiB = rssKiB(r.pid())
+			log.Printf("  %-9s start→first %.1f ms, idle RSS %d KiB", name, m.StartToFirstMs, m.RSSIdleKiB)
+			r.stop()
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func startProxyNoWait(name string) *running {
+	portFree(proxyAddr)
+	r := &running{name: name, url: "http://" + proxyAddr}
+	dir := mustTemp(name)
+	r.dir = dir
+	switch name {
+	case "sluice":
+		r.cmd = startBackground(name, proxyCPU, filepath.Join(binDir, "sluice"), "serve", "-c", writeSluiceConfig(dir))
+	case "nginx", "nginx-lua":
+		installPeers()
+		r.cmd = startBackground(name, proxyCPU, "nginx", "-p", dir, "-c", renderNginx(name, dir), "-e", filepath.Join(dir, "error.log"))
+	default:
+		log.Fatalf("unknown proxy %q", name)
+	}
+	return r
+}
+
+// awaitFirstAnswer polls with a real request until one is answered 200.
+func awaitFirstAnswer(url string) time.Time {
+	body := `{"model":"bench","messages":[{"role":"user","content":"hi"}],"max_tokens":1}`
+	end := time.Now().Add(30 * time.Second)
+	for time.Now().Before(end) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+benchKey)
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return time.Now()
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	log.Fatalf("no answer from %s within 30 s", url)
+	return time.Time{}
+}
