@@ -4,7 +4,7 @@ BIN     ?= bin/sluice
 # stdjson,gjson: hertz without bytedance/sonic (smaller binary, ~5 MB less RSS per worker).
 TAGS    ?= stdjson,gjson
 
-.PHONY: build run test fuzz vet clean
+.PHONY: build run test fuzz vet bench clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/sluice
@@ -27,6 +27,15 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./worker -run '^$$' -fuzz '^FuzzReplaceModel$$' -fuzztime $(FUZZTIME)
+
+# The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
+# pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its
+# Lua module from Debian (bench/install-peers.sh). Writes docs/benchmarks.md.
+# One scenario: make bench SCENARIOS=a   (a b c d e f g; see bench/rig)
+SCENARIOS ?= a,b,c,d,e,f,g
+RUNS      ?= 3
+bench:
+	$(GO) run ./bench/rig -scenarios $(SCENARIOS) -runs $(RUNS)
 
 clean:
 	rm -rf bin

@@ -8,15 +8,19 @@
 # Run as root (or with sudo).
 set -euo pipefail
 
-# Debian package -> a file it installs that the peers use.
+# Debian package -> the end of the path of a file it installs that the
+# peers use (checked with dpkg -L, so the multiarch directory may vary).
+# lua-nginx-string is Debian's packaging of openresty/lua-resty-string 0.11,
+# with the modules renamed resty.* -> nginx.* (nginx/sha256.lua,
+# nginx/string.lua); gateway.lua requires resty.* first, then nginx.*.
 declare -A NEED=(
 	[nginx]=/usr/sbin/nginx
 	[libnginx-mod-http-ndk]=/usr/lib/nginx/modules/ndk_http_module.so
 	[libnginx-mod-http-lua]=/usr/lib/nginx/modules/ngx_http_lua_module.so
 	[lua-resty-core]=/usr/share/lua/5.1/resty/core.lua
 	[lua-resty-lrucache]=/usr/share/lua/5.1/resty/lrucache.lua
-	[lua-cjson]=/usr/lib/x86_64-linux-gnu/lua/5.1/cjson.so
-	[lua-nginx-string]=/usr/share/lua/5.1/resty/sha256.lua
+	[lua-cjson]=/lua/5.1/cjson.so
+	[lua-nginx-string]=/usr/share/lua/5.1/nginx/sha256.lua
 )
 
 missing=()
@@ -71,9 +75,10 @@ fi
 
 # Check that every file the peer templates use is there.
 for pkg in "${!NEED[@]}"; do
-	f=${NEED[$pkg]}
-	if [ ! -e "$f" ]; then
-		echo "install-peers: $pkg is installed but $f is missing" >&2
+	files=$(dpkg -L "$pkg" 2>/dev/null || true)
+	f=$(grep -m1 -- "${NEED[$pkg]}\$" <<<"$files" || true)
+	if [ -z "$f" ] || [ ! -e "$f" ]; then
+		echo "install-peers: $pkg is installed but ${NEED[$pkg]} is missing" >&2
 		exit 1
 	fi
 done

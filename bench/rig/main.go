@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -72,7 +73,7 @@ func main() {
 	for _, s := range strings.Split(*scen, ",") {
 		sc, ok := scenarios[s]
 		if !ok {
-			log.Fatalf("unknown scenario %q", s)
+			fatalf("unknown scenario %q", s)
 		}
 		log.Printf("scenario %s: %s", s, sc.title)
 		for _, m := range sc.run() {
@@ -88,8 +89,25 @@ func main() {
 
 func must(err error) {
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
+}
+
+// started is every process the rig started, stopped by fatalf too: a
+// failed run must not leave a backend or proxy holding the rig's ports.
+var (
+	startedMu sync.Mutex
+	started   []*exec.Cmd
+)
+
+func fatalf(format string, args ...any) {
+	startedMu.Lock()
+	cmds := append([]*exec.Cmd(nil), started...)
+	startedMu.Unlock()
+	for _, c := range cmds {
+		stop(c)
+	}
+	log.Fatalf(format, args...)
 }
 
 // build compiles sluice (as `make build` does), the fake backend and the driver.
@@ -114,7 +132,7 @@ func build() {
 func portFree(addr string) {
 	if c, err := net.Dial("tcp", addr); err == nil {
 		c.Close()
-		log.Fatalf("%s is already in use by another process; stop it first", addr)
+		fatalf("%s is already in use by another process; stop it first", addr)
 	}
 }
 
@@ -126,6 +144,9 @@ func startBackground(name, cpus string, argv ...string) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(cmd.Start())
+	startedMu.Lock()
+	started = append(started, cmd)
+	startedMu.Unlock()
 	return cmd
 }
 
@@ -154,7 +175,7 @@ func awaitPort(addr string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	log.Fatalf("nothing listens on %s", addr)
+	fatalf("nothing listens on %s", addr)
 }
 
 // Measurement is one run of one scenario against one proxy.
@@ -230,7 +251,7 @@ func runDriver(proxy string, pid int, url string, args ...string) Measurement {
 	m.RSSLoadKiB = <-sampled
 	wall := time.Since(t0).Seconds()
 	if err := json.Unmarshal(line, &m.Driver); err != nil {
-		log.Fatalf("driver output %q: %v", line, err)
+		fatalf("driver output %q: %v", line, err)
 	}
 	if pid > 0 {
 		m.CPUSeconds = cpuSeconds(pid) - cpu0

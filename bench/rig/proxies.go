@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +72,11 @@ models:
 
 // renderNginx fills in a peer's config template (bench/peers).
 func renderNginx(name, dir string) string {
-	tmpl, err := os.ReadFile(filepath.Join(repoRoot, "bench", "peers", name+".conf"))
+	file := name + ".conf" // nginx-lua.conf
+	if name == "nginx" {
+		file = "nginx-plain.conf"
+	}
+	tmpl, err := os.ReadFile(filepath.Join(repoRoot, "bench", "peers", file))
 	must(err)
 	for _, sub := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp", "logs"} {
 		must(os.MkdirAll(filepath.Join(dir, sub), 0o755))
@@ -101,7 +104,7 @@ func warm(r *running) {
 	cmd := exec.Command(filepath.Join(binDir, "driver"), "-url", r.url, "-conns", "8", "-duration", "1s")
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), `"errors":0`) {
-		log.Fatalf("%s does not answer correctly: %v %s", r.name, err, out)
+		fatalf("%s does not answer correctly: %v %s", r.name, err, out)
 	}
 	time.Sleep(200 * time.Millisecond) // let the proxy settle before reading idle RSS
 }

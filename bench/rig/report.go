@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -130,6 +131,7 @@ func writeReport(all []Measurement, results string) {
 			b.WriteString("\n")
 		}
 	}
+	os.MkdirAll(filepath.Dir(*reportMD), 0o755)
 	if err := os.WriteFile(*reportMD, []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "write report:", err)
 	}

@@ -112,7 +112,7 @@ func startProxyNoWait(name string) *running {
 		installPeers()
 		r.cmd = startBackground(name, proxyCPU, "nginx", "-p", dir, "-c", renderNginx(name, dir), "-e", filepath.Join(dir, "error.log"))
 	default:
-		log.Fatalf("unknown proxy %q", name)
+		fatalf("unknown proxy %q", name)
 	}
 	return r
 }
@@ -133,6 +133,6 @@ func awaitFirstAnswer(url string) time.Time {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	log.Fatalf("no answer from %s within 30 s", url)
+	fatalf("no answer from %s within 30 s", url)
 	return time.Time{}
 }

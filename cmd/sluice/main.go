@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -146,6 +147,18 @@ func runWorker(args []string) error {
 	defer stop()
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 
+	// SLUICE_WORKER_CPUPROFILE=PREFIX: each worker writes a CPU profile of
+	// its whole life to PREFIX.<slot> (for the benchmark rig's profiles).
+	if prefix := os.Getenv("SLUICE_WORKER_CPUPROFILE"); prefix != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", prefix, *slot))
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
 		Ready: func() {
