@@ -82,8 +82,8 @@ func Run(ctx context.Context, o Options) error {
 		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
 		server.WithHandleMethodNotAllowed(true),
-		server.WithDisableDefaultDate(false),
 	)
+	h.Name = "sluice" // the Server header
 	h.Use(conns.markBusy)
 	h.POST("/v1/chat/completions", g.proxy)
 	h.POST("/v1/completions", g.proxy)

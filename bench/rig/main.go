@@ -46,11 +46,16 @@ var (
 	streams  = flag.Int("streams", 2000, "scenario c: open streams")
 	outDir   = flag.String("out", "bench/results", "where results go")
 	reportMD = flag.String("report", "docs/benchmarks.md", "markdown report to write")
+	from     = flag.String("from", "", "only rewrite the report from this results file")
 )
 
 func main() {
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	if *from != "" {
+		writeReport(readResults(*from), *from)
+		return
+	}
 	var err error
 	repoRoot, err = os.Getwd()
 	must(err)
@@ -297,3 +302,16 @@ func selected(name string) bool {
 }
 
 func fmtDur(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
+
+// readResults loads a results file written by an earlier run.
+func readResults(path string) []Measurement {
+	data, err := os.ReadFile(path)
+	must(err)
+	var all []Measurement
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m Measurement
+		must(json.Unmarshal([]byte(line), &m))
+		all = append(all, m)
+	}
+	return all
+}

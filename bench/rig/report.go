@@ -16,6 +16,7 @@ type row struct {
 	rps, p50, p99, errors    float64
 	cpuReq, cpuEvt, cpuPct   float64
 	rssIdle, rssLoad         float64
+	rssFresh                 float64 // idle RSS before the first run: what open streams add to
 	startMs                  float64
 }
 
@@ -42,16 +43,17 @@ func summarize(all []Measurement) []row {
 		}
 		rows = append(rows, row{
 			scenario: key.s, variant: key.v, proxy: key.p,
-			rps:     med(func(m Measurement) float64 { return m.Driver.RPS }),
-			p50:     med(func(m Measurement) float64 { return m.Driver.P50Ms }),
-			p99:     med(func(m Measurement) float64 { return m.Driver.P99Ms }),
-			errors:  med(func(m Measurement) float64 { return float64(m.Driver.Errors) }),
-			cpuReq:  med(func(m Measurement) float64 { return m.CPUPerReq }),
-			cpuEvt:  med(func(m Measurement) float64 { return m.CPUPerEvt }),
-			cpuPct:  med(func(m Measurement) float64 { return m.CPUPct }),
-			rssIdle: med(func(m Measurement) float64 { return float64(m.RSSIdleKiB) }),
-			rssLoad: med(func(m Measurement) float64 { return float64(m.RSSLoadKiB) }),
-			startMs: med(func(m Measurement) float64 { return m.StartToFirstMs }),
+			rps:      med(func(m Measurement) float64 { return m.Driver.RPS }),
+			p50:      med(func(m Measurement) float64 { return m.Driver.P50Ms }),
+			p99:      med(func(m Measurement) float64 { return m.Driver.P99Ms }),
+			errors:   med(func(m Measurement) float64 { return float64(m.Driver.Errors) }),
+			cpuReq:   med(func(m Measurement) float64 { return m.CPUPerReq }),
+			cpuEvt:   med(func(m Measurement) float64 { return m.CPUPerEvt }),
+			cpuPct:   med(func(m Measurement) float64 { return m.CPUPct }),
+			rssIdle:  med(func(m Measurement) float64 { return float64(m.RSSIdleKiB) }),
+			rssLoad:  med(func(m Measurement) float64 { return float64(m.RSSLoadKiB) }),
+			rssFresh: float64(ms[0].RSSIdleKiB),
+			startMs:  med(func(m Measurement) float64 { return m.StartToFirstMs }),
 		})
 	}
 	return rows
@@ -114,7 +116,7 @@ func writeReport(all []Measurement, results string) {
 				var n float64
 				fmt.Sscan(r.variant, &n)
 				if n > 0 && r.proxy != "direct" {
-					fmt.Fprintf(&b, " %.1f |", (r.rssLoad-r.rssIdle)/n)
+					fmt.Fprintf(&b, " %.1f |", (r.rssLoad-r.rssFresh)/n)
 				} else {
 					b.WriteString(" — |")
 				}
