@@ -344,3 +344,27 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// openHeldStream starts a streamed chat completion whose backend holds after
+// the first event until be.Release(hold), checks it is an SSE 200, and
+// returns its reader positioned after that first event, and the event.
+func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("X-Fake-Hold", hold)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d, content-type %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	r := bufio.NewReader(res.Body)
+	first, err := nextEvent(r)
+	if err != nil {
+		t.Fatalf("first event: %v", err)
+	}
+	return r, first
+}

@@ -119,18 +119,7 @@ func TestKilledWorkerIsRestarted(t *testing.T) {
 // and the supervisor exits 0.
 func TestSIGTERMLetsStreamFinish(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
-	req.Header.Set("Authorization", "Bearer "+keyAll)
-	req.Header.Set("X-Fake-Hold", "drain")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	r := bufio.NewReader(res.Body)
-	if _, err := nextEvent(r); err != nil {
-		t.Fatalf("first event: %v", err)
-	}
+	r, _ := openHeldStream(t, g, "drain")
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

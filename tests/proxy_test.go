@@ -27,22 +27,7 @@ func chatBody(model string, stream bool, content string) []byte {
 // the backend is still holding back every other one.
 func TestStreamArrivesEventByEvent(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
-	req.Header.Set("Authorization", "Bearer "+keyAll)
-	req.Header.Set("X-Fake-Hold", "s1")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("status %d, content-type %q", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	r := bufio.NewReader(res.Body)
-	first, err := nextEvent(r)
-	if err != nil {
-		t.Fatalf("first event: %v", err)
-	}
+	r, first := openHeldStream(t, g, "s1")
 	if !strings.Contains(first, `"content":"tok"`) {
 		t.Fatalf("first event %q", first)
 	}

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/bench/result"
 )
 
 type config struct {
@@ -43,27 +45,6 @@ type config struct {
 	tokens     int
 	interval   time.Duration
 	hold       time.Duration
-}
-
-// Result is the one JSON line the driver prints.
-type Result struct {
-	Mode         string   `json:"mode"`
-	Conns        int      `json:"conns,omitempty"`
-	Rate         float64  `json:"rate,omitempty"`
-	PromptBytes  int      `json:"prompt_bytes"`
-	Stream       bool     `json:"stream"`
-	Tokens       int      `json:"tokens"`
-	DurationS    float64  `json:"duration_s"`
-	Requests     int64    `json:"requests"`
-	OK           int64    `json:"ok"`
-	Errors       int64    `json:"errors"`
-	Events       int64    `json:"events"`
-	RPS          float64  `json:"rps"`
-	P50Ms        float64  `json:"p50_ms"`
-	P90Ms        float64  `json:"p90_ms"`
-	P99Ms        float64  `json:"p99_ms"`
-	MaxMs        float64  `json:"max_ms"`
-	ErrorSamples []string `json:"error_samples,omitempty"`
 }
 
 type stats struct {
@@ -151,7 +132,7 @@ func main() {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	r := Result{Mode: "closed", Conns: c.conns, PromptBytes: c.promptSize, Stream: c.stream, Tokens: c.tokens,
+	r := result.Driver{Mode: "closed", Conns: c.conns, PromptBytes: c.promptSize, Stream: c.stream, Tokens: c.tokens,
 		DurationS: elapsed.Seconds(), Requests: st.requests.Load(), OK: st.ok.Load(), Errors: st.failed.Load(),
 		Events: st.events.Load(), ErrorSamples: st.errors}
 	if c.rate > 0 {

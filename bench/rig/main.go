@@ -25,6 +25,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sluice-gw/sluice/bench/result"
 )
 
 // Cores: the proxy under test gets proxyCPU alone; driver and backend share loadCPU.
@@ -185,35 +187,19 @@ func awaitPort(addr string) {
 
 // Measurement is one run of one scenario against one proxy.
 type Measurement struct {
-	Scenario   string  `json:"scenario"`
-	Proxy      string  `json:"proxy"`
-	Variant    string  `json:"variant,omitempty"` // e.g. the rate, or the prompt size
-	Run        int     `json:"run"`
-	Driver     Result  `json:"driver"`
-	CPUSeconds float64 `json:"cpu_s"`
-	CPUPct     float64 `json:"cpu_pct"`
-	CPUPerReq  float64 `json:"cpu_us_per_req"`
-	CPUPerEvt  float64 `json:"cpu_us_per_event,omitempty"`
-	RSSIdleKiB int64   `json:"rss_idle_kib"`
-	RSSLoadKiB int64   `json:"rss_load_kib"`
+	Scenario   string        `json:"scenario"`
+	Proxy      string        `json:"proxy"`
+	Variant    string        `json:"variant,omitempty"` // e.g. the rate, or the prompt size
+	Run        int           `json:"run"`
+	Driver     result.Driver `json:"driver"`
+	CPUSeconds float64       `json:"cpu_s"`
+	CPUPct     float64       `json:"cpu_pct"`
+	CPUPerReq  float64       `json:"cpu_us_per_req"`
+	CPUPerEvt  float64       `json:"cpu_us_per_event,omitempty"`
+	RSSIdleKiB int64         `json:"rss_idle_kib"`
+	RSSLoadKiB int64         `json:"rss_load_kib"`
 	// Scenario g only.
 	StartToFirstMs float64 `json:"start_to_first_ms,omitempty"`
-}
-
-// Result is the driver's JSON line (see bench/driver).
-type Result struct {
-	Mode         string   `json:"mode"`
-	Requests     int64    `json:"requests"`
-	OK           int64    `json:"ok"`
-	Errors       int64    `json:"errors"`
-	Events       int64    `json:"events"`
-	RPS          float64  `json:"rps"`
-	P50Ms        float64  `json:"p50_ms"`
-	P90Ms        float64  `json:"p90_ms"`
-	P99Ms        float64  `json:"p99_ms"`
-	MaxMs        float64  `json:"max_ms"`
-	DurationS    float64  `json:"duration_s"`
-	ErrorSamples []string `json:"error_samples,omitempty"`
 }
 
 // runDriver runs the load driver against url and measures the proxy tree
