@@ -27,6 +27,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./worker -run '^$$' -fuzz '^FuzzReplaceModel$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its

@@ -37,7 +37,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	})
 }
 
-func TestScanModel(t *testing.T) {
+func TestScanBody(t *testing.T) {
 	cases := []struct {
 		body, model, code string
 	}{
@@ -52,13 +52,13 @@ func TestScanModel(t *testing.T) {
 		{``, "", "invalid_json"},
 	}
 	for _, tc := range cases {
-		r, err := scanModel([]byte(tc.body))
+		r, err := scanBody([]byte(tc.body))
 		code := ""
 		if err != nil {
 			code = err.code
 		}
-		if code != tc.code || (err == nil && r.Str != tc.model) {
-			t.Errorf("scanModel(%s) = %q, %v; want %q, %q", tc.body, r.Str, err, tc.model, tc.code)
+		if code != tc.code || (err == nil && r.ModelName != tc.model) {
+			t.Errorf("scanBody(%s) = %q, %v; want %q, %q", tc.body, r.ModelName, err, tc.model, tc.code)
 		}
 	}
 }
@@ -69,11 +69,11 @@ func FuzzReplaceModel(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), "upstream/x")
 	f.Add([]byte(`{"stream":true, "model" : "m" }`), `q"uote`)
 	f.Fuzz(func(t *testing.T, body []byte, upstream string) {
-		model, aerr := scanModel(body)
+		r, aerr := scanBody(body)
 		if aerr != nil {
 			return
 		}
-		out := replaceValue(body, model, upstream)
+		out := replaceValue(body, r.Model, upstream)
 		var before, after map[string]any
 		if err := json.Unmarshal(body, &before); err != nil {
 			return // gjson accepts some inputs encoding/json does not (duplicate keys are fine in both)
@@ -82,7 +82,7 @@ func FuzzReplaceModel(f *testing.F) {
 			t.Fatalf("output does not parse: %s: %v", out, err)
 		}
 		want := strings.ToValidUTF8(upstream, "\uFFFD")
-		if after["model"] != want && !bytes.Contains(body[model.Index+len(model.Raw):], []byte(`"model"`)) {
+		if after["model"] != want && bytes.Count(body, []byte(`"model"`)) == 1 {
 			t.Fatalf("model = %v, want %q", after["model"], want)
 		}
 		delete(before, "model")

@@ -3,8 +3,6 @@ package worker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +12,8 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
-	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/worker/reqscan"
 )
 
 // This file is a proxied request's life, top to bottom, in the order its
@@ -62,18 +61,18 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.bytesIn = int64(len(body))
 
 	// 3. scan
-	model, aerr := scanModel(body)
+	scan, aerr := scanBody(body)
 	if aerr != nil {
 		g.fail(c, rec, aerr)
 		return
 	}
-	rec.model = model.Str
+	rec.model = scan.ModelName
 
 	// 4. route
-	m := routes.models[model.Str]
+	m := routes.models[scan.ModelName]
 	if m == nil {
 		g.fail(c, rec, errInvalid(http.StatusNotFound, "model_not_found",
-			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model.Str)))
+			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", scan.ModelName)))
 		return
 	}
 	if !key.allows(m.name) {
@@ -84,7 +83,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 
 	// 5. rewrite
 	if m.upstreamModel != "" {
-		body = replaceValue(body, model, m.upstreamModel)
+		body = replaceValue(body, scan.Model, m.upstreamModel)
 	}
 
 	// 6. backend
@@ -180,41 +179,28 @@ func errIncompleteBody() *apiError {
 	return errInvalid(http.StatusBadRequest, "incomplete_body", "The request body ended before its declared length.")
 }
 
-// scanModel validates the body as JSON and finds its "model" string.
-func scanModel(body []byte) (gjson.Result, *apiError) {
-	if !gjson.ValidBytes(body) {
-		return gjson.Result{}, errInvalid(http.StatusBadRequest, "invalid_json", invalidJSONMessage(body))
+// scanBody validates the body as JSON in one pass and finds its fields.
+func scanBody(body []byte) (reqscan.Request, *apiError) {
+	r, err := reqscan.Scan(body)
+	if err != nil {
+		return r, errInvalid(http.StatusBadRequest, "invalid_json",
+			fmt.Sprintf("The request body is not valid JSON: %v.", err))
 	}
-	model := gjson.GetBytes(body, "model")
-	if model.Type != gjson.String || model.Str == "" {
-		return gjson.Result{}, errInvalid(http.StatusBadRequest, "missing_model",
+	if r.Model.Len() == 0 || r.ModelName == "" {
+		return r, errInvalid(http.StatusBadRequest, "missing_model",
 			"You must provide a model parameter (a string).")
 	}
-	return model, nil
+	return r, nil
 }
 
-// invalidJSONMessage says where the JSON breaks. It runs only on the error
-// path, so the full decoder's cost does not touch valid requests.
-func invalidJSONMessage(body []byte) string {
-	var v json.RawMessage
-	var se *json.SyntaxError
-	if err := json.Unmarshal(body, &v); errors.As(err, &se) {
-		// Offset counts the bytes read, the offending one included.
-		return fmt.Sprintf("The request body is not valid JSON: %v (at byte offset %d).", se, max(se.Offset-1, 0))
-	} else if err != nil {
-		return fmt.Sprintf("The request body is not valid JSON: %v.", err)
-	}
-	return "The request body is not valid JSON."
-}
-
-// replaceValue returns body with the raw JSON value at old replaced by the
-// JSON string s: one copy of the body, no document built.
-func replaceValue(body []byte, old gjson.Result, s string) []byte {
+// replaceValue returns body with the raw JSON value at span replaced by
+// the JSON string s: one copy of the body, no document built.
+func replaceValue(body []byte, span reqscan.Span, s string) []byte {
 	quoted := appendJSONString(nil, s)
-	out := make([]byte, 0, len(body)-len(old.Raw)+len(quoted))
-	out = append(out, body[:old.Index]...)
+	out := make([]byte, 0, len(body)-span.Len()+len(quoted))
+	out = append(out, body[:span.Start]...)
 	out = append(out, quoted...)
-	return append(out, body[old.Index+len(old.Raw):]...)
+	return append(out, body[span.End:]...)
 }
 
 // sendUpstream sends the request to backend b.

@@ -1,0 +1,114 @@
+package reqscan
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestScan(t *testing.T) {
+	body := `{"model":"llama","stream":true,"user":"u-1","max_tokens":50,"max_completion_tokens":70,
+	  "messages":[{"role":"system","content":"be \"brief\"\n"},{"role":"user","content":[{"type":"text","text":"hi"}]}],
+	  "stream_options":{"include_usage":false},"tools":[],"temperature":-0.5e+2}`
+	r, err := Scan([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func(s Span) string { return body[s.Start:s.End] }
+	if r.ModelName != "llama" || got(r.Model) != `"llama"` || !r.Stream || got(r.User) != `"u-1"` || r.MaxTokens != 70 {
+		t.Errorf("fields: %+v", r)
+	}
+	if r.Messages != 2 || got(r.FirstContent) != `"be \"brief\"\n"` || r.PromptBytes != len(`"be \"brief\"\n"`)+len(`[{"type":"text","text":"hi"}]`) {
+		t.Errorf("messages: %d first %q prompt %d", r.Messages, got(r.FirstContent), r.PromptBytes)
+	}
+	if r.IncludeUsage || got(r.StreamOpts) != `{"include_usage":false}` || got(r.UsageValue) != "false" || body[r.ObjectEnd] != '}' {
+		t.Errorf("stream options: %+v", r)
+	}
+}
+
+func TestScanErrors(t *testing.T) {
+	for body, offset := range map[string]int{
+		``:                   0,
+		`[]`:                 0,
+		`{"model":"m",}`:     13,
+		`{"model":"m"} x`:    14,
+		"{\"a\":\"b\x01\"}":  7,
+		`{"a":"\q"}`:         6,
+		`{"a":"\u12G4"}`:     6,
+		`{"a":01}`:           6,
+		`{"a":1.}`:           7,
+		`{"a":tru}`:          5,
+		`{"messages":[{},]}`: 16,
+		`{"a":"unterminated`: 18,
+		`{"a" 1}`:            5,
+	} {
+		_, err := Scan([]byte(body))
+		se, ok := err.(*SyntaxError)
+		if !ok || se.Offset != offset {
+			t.Errorf("Scan(%q) = %v, want an error at offset %d", body, err, offset)
+		}
+	}
+}
+
+func TestInjectIncludeUsage(t *testing.T) {
+	cases := map[string]string{
+		`{"model":"m","stream":true}`:                                         `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","stream":true,"stream_options":null}`:                   `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","stream":true,"stream_options":{ }}`:                    `{"model":"m","stream":true,"stream_options":{"include_usage":true }}`,
+		`{"model":"m","stream":true,"stream_options":{"x":1}}`:                `{"model":"m","stream":true,"stream_options":{"include_usage":true,"x":1}}`,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":0}}`:    `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`: `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","stream":false}`:                                        `{"model":"m","stream":false}`,
+	}
+	for in, want := range cases {
+		r, err := Scan([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(InjectIncludeUsage([]byte(in), &r)); got != want {
+			t.Errorf("inject(%s)\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
+// The scanner accepts exactly the JSON objects encoding/json accepts, and
+// finds what a full decode finds.
+func FuzzScan(f *testing.F) {
+	f.Add([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi \"there\"\n"}]}`))
+	f.Add([]byte(`{"model":"a\u00e9","messages":[],"stream_options":{"include_usage":true},"n":-1.5e3}`))
+	f.Add([]byte(`{"prompt":"x","model":"m"} `))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := Scan(body)
+		isObject := strings.HasPrefix(strings.TrimLeft(string(body), " \t\r\n"), "{")
+		if want := json.Valid(body) && isObject; (err == nil) != want {
+			t.Fatalf("Scan err=%v, but encoding/json says valid object=%v, for %q", err, want, body)
+		}
+		var doc map[string]any
+		if err != nil || json.Unmarshal(body, &doc) != nil {
+			return
+		}
+		// (encoding/json turns invalid UTF-8 into U+FFFD; the scanner keeps bytes.)
+		if m, ok := doc["model"].(string); ok && utf8.Valid(body) && r.ModelName != m && !strings.Contains(string(body), `\`) {
+			t.Fatalf("model %q, want %q", r.ModelName, m)
+		}
+		if msgs, ok := doc["messages"].([]any); ok && r.Messages != len(msgs) && strings.Count(string(body), `"messages"`) == 1 {
+			t.Fatalf("messages %d, want %d", r.Messages, len(msgs))
+		}
+		out := InjectIncludeUsage(body, &r)
+		var after map[string]any
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("injected body does not parse: %s: %v", out, err)
+		}
+		if r.Stream && strings.Count(string(body), `"stream_options"`) <= 1 && strings.Count(string(body), `"include_usage"`) <= 1 {
+			so, _ := after["stream_options"].(map[string]any)
+			if so["include_usage"] != true {
+				t.Fatalf("include_usage not set: %s", out)
+			}
+		}
+		if !r.Stream && !reflect.DeepEqual(doc, after) {
+			t.Fatalf("a non-streamed body changed: %s", out)
+		}
+	})
+}
