@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -203,19 +204,74 @@ func replaceValue(body []byte, span reqscan.Span, s string) []byte {
 	return append(out, body[span.End:]...)
 }
 
-// sendUpstream sends the request to backend b.
+// sendUpstream sends the request to backend b and returns once the
+// response headers have arrived.
 func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+string(c.Request.RequestURI()), bytes.NewReader(body))
+	held := &heldBody{b: body}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+string(c.Request.RequestURI()), &sentBody{b: body})
 	if err != nil {
 		return nil, err
 	}
 	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	// net/http may resend the body on a fresh connection when a reused one
+	// turns out dead before anything was sent. Only until the headers are
+	// back: after that, held lets go (see sentBody).
+	req.GetBody = held.reader
 	copyRequestHeaders(req.Header, c)
 	if b.authHeader != "" {
 		req.Header.Set("Authorization", b.authHeader)
 	}
-	return g.client.Do(req)
+	res, err := g.client.Do(req)
+	held.release()
+	return res, err
+}
+
+// sentBody is the request body as net/http reads it. net/http keeps the
+// request, and so its Body, until the response has been read to its end —
+// for a stream, minutes — so sentBody drops the bytes as soon as they have
+// all been read: holding every open stream's prompt is what made gateways
+// in front of vLLM cost hundreds of KiB per open stream.
+type sentBody struct {
+	b   []byte
+	off int
+}
+
+func (s *sentBody) Read(p []byte) (int, error) {
+	if s.off >= len(s.b) {
+		s.b, s.off = nil, 0
+		return 0, io.EOF
+	}
+	n := copy(p, s.b[s.off:])
+	s.off += n
+	return n, nil
+}
+
+func (s *sentBody) Close() error {
+	s.b, s.off = nil, 0
+	return nil
+}
+
+// heldBody serves GetBody until release.
+type heldBody struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+var errBodyReleased = errors.New("request body already released")
+
+func (h *heldBody) reader() (io.ReadCloser, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.b == nil {
+		return nil, errBodyReleased
+	}
+	return &sentBody{b: h.b}, nil
+}
+
+func (h *heldBody) release() {
+	h.mu.Lock()
+	h.b = nil
+	h.mu.Unlock()
 }
 
 // streamBufPool holds the buffers SSE is relayed through. 8 KiB holds many
