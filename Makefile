@@ -26,8 +26,10 @@ test: vet
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./worker -run '^$$' -fuzz '^FuzzReplaceModel$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its

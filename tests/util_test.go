@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -16,3 +17,5 @@ func sha(s string) string {
 func asError(err error, target **openai.Error) bool {
 	return errors.As(err, target)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/worker/reqscan"
 )
 
 func TestAppendJSONString(t *testing.T) {
@@ -63,20 +65,20 @@ func TestScanBody(t *testing.T) {
 	}
 }
 
-// replaceValue's output always parses, has the new model, and nothing
-// else changed.
-func FuzzReplaceModel(f *testing.F) {
+// Rewrite's output always parses, has the new model, and nothing else
+// changed but stream_options.
+func FuzzRewriteModel(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), "upstream/x")
-	f.Add([]byte(`{"stream":true, "model" : "m" }`), `q"uote`)
+	f.Add([]byte(`{"stream_options":{},"stream":true, "model" : "m" }`), `q"uote`)
 	f.Fuzz(func(t *testing.T, body []byte, upstream string) {
 		r, aerr := scanBody(body)
 		if aerr != nil {
 			return
 		}
-		out := replaceValue(body, r.Model, upstream)
+		out, _ := reqscan.Rewrite(body, &r, upstream)
 		var before, after map[string]any
 		if err := json.Unmarshal(body, &before); err != nil {
-			return // gjson accepts some inputs encoding/json does not (duplicate keys are fine in both)
+			return
 		}
 		if err := json.Unmarshal(out, &after); err != nil {
 			t.Fatalf("output does not parse: %s: %v", out, err)
@@ -85,8 +87,10 @@ func FuzzReplaceModel(f *testing.F) {
 		if after["model"] != want && bytes.Count(body, []byte(`"model"`)) == 1 {
 			t.Fatalf("model = %v, want %q", after["model"], want)
 		}
-		delete(before, "model")
-		delete(after, "model")
+		for _, k := range []string{"model", "stream_options"} {
+			delete(before, k)
+			delete(after, k)
+		}
 		if !reflect.DeepEqual(before, after) {
 			t.Fatalf("other fields changed:\n%s\n%s", body, out)
 		}

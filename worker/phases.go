@@ -14,7 +14,10 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sluice-gw/sluice/worker/reqscan"
+	"github.com/sluice-gw/sluice/worker/sse"
 )
 
 // This file is a proxied request's life, top to bottom, in the order its
@@ -24,7 +27,8 @@ import (
 //	2. body      read the body, bounded by max_body (413)
 //	3. scan      find "model" in the JSON (400)
 //	4. route     model → models[] entry (404), key may use it (403)
-//	5. rewrite   upstream_model replaces "model" in the bytes
+//	5. rewrite   upstream_model replaces "model", stream_options.include_usage
+//	             is added to streams, in the bytes
 //	6. backend   pick a backend of the model
 //	7. upstream  send over the keep-alive pool, headers filtered (502)
 //	8. respond   SSE event by event as it arrives, or the whole answer
@@ -83,9 +87,10 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	}
 
 	// 5. rewrite
-	if m.upstreamModel != "" {
-		body = replaceValue(body, scan.Model, m.upstreamModel)
-	}
+	// A stream whose client did not ask for usage gets include_usage anyway
+	// so the tokens can be counted; the usage-only event is then kept from
+	// the client, which sees exactly what it asked for.
+	body, rec.usageInjected = reqscan.Rewrite(body, &scan, m.upstreamModel)
 
 	// 6. backend
 	b := m.pickBackend()
@@ -127,6 +132,8 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	}
 	c.Response.SetBodyRaw(data)
 	rec.bytesOut = int64(len(data))
+	rec.usage = sse.BodyUsage(data)
+	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
 }
 
 // statusClientClosed is nginx's 499: the client closed the connection.
@@ -192,16 +199,6 @@ func scanBody(body []byte) (reqscan.Request, *apiError) {
 			"You must provide a model parameter (a string).")
 	}
 	return r, nil
-}
-
-// replaceValue returns body with the raw JSON value at span replaced by
-// the JSON string s: one copy of the body, no document built.
-func replaceValue(body []byte, span reqscan.Span, s string) []byte {
-	quoted := appendJSONString(nil, s)
-	out := make([]byte, 0, len(body)-span.Len()+len(quoted))
-	out = append(out, body[:span.Start]...)
-	out = append(out, quoted...)
-	return append(out, body[span.End:]...)
 }
 
 // sendUpstream sends the request to backend b and returns once the
@@ -278,29 +275,56 @@ func (h *heldBody) release() {
 // ~330-byte events; a stream holds one only while it is being read.
 var streamBufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
 
-// relayStream forwards an SSE body to the client as it arrives: every read
-// from the backend is written and flushed at once, never collected.
+// relayStream forwards an SSE body to the client as it arrives: the whole
+// events of every read from the backend are written and flushed at once,
+// never collected. On the way it reads each event for the usage line
+// (tokens, finish reason, time to the first content event) and drops the
+// usage-only event when the gateway, not the client, asked for it.
 func (g *gateway) relayStream(ctx context.Context, c *app.RequestContext, rec *usageRecord, body io.Reader) {
 	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
 	c.Response.HijackWriter(w)
 	bp := streamBufPool.Get().(*[]byte)
 	defer streamBufPool.Put(bp)
 	buf := *bp
+	var split sse.Splitter
+	var out []byte
+	keep := func(event []byte) {
+		ev := sse.Inspect(event)
+		rec.events++
+		if ev.HasContent && rec.ttft == 0 {
+			rec.ttft = time.Since(rec.start)
+		}
+		if ev.FinishReason != "" {
+			rec.finishReason = ev.FinishReason
+		}
+		if ev.Usage.Found {
+			rec.usage = ev.Usage
+		}
+		if ev.UsageOnly && rec.usageInjected {
+			return
+		}
+		out = append(out, event...)
+	}
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 {
-			// Write through w, not c.Write: only w reports a client that left.
-			if _, err := w.Write(buf[:n]); err != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
-				return
+			out = out[:0]
+			split.Feed(buf[:n], keep)
+			if len(out) > 0 {
+				// Write through w, not c.Write: only w reports a client that left.
+				if _, err := w.Write(out); err != nil || w.Flush() != nil {
+					rec.status, rec.errCode = statusClientClosed, "client_closed"
+					return
+				}
+				rec.bytesOut += int64(len(out))
 			}
-			if err := w.Flush(); err != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
-				return
-			}
-			rec.bytesOut += int64(n)
 		}
 		if rerr == io.EOF {
+			if rest := split.Rest(); len(rest) > 0 { // an unterminated last event
+				w.Write(rest) //nolint:errcheck // the stream ends here either way
+				w.Flush()     //nolint:errcheck
+				rec.bytesOut += int64(len(rest))
+			}
 			return
 		}
 		if rerr != nil {

@@ -3,8 +3,11 @@ package worker
 import (
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sluice-gw/sluice/worker/sse"
 )
 
 // usageRecord is what the usage line says about one request. The issue
@@ -22,6 +25,12 @@ type usageRecord struct {
 	bytesIn    int64
 	bytesOut   int64
 	clientAddr string
+
+	usageInjected bool          // the gateway added include_usage to a stream
+	usage         sse.Usage     // tokens, from the usage event or the answer's "usage"
+	finishReason  string        // the last finish_reason seen
+	ttft          time.Duration // to the first content event (streams)
+	events        int64         // stream events from the backend
 }
 
 // usageLog writes exactly one JSON line per request. Lines are appended into
@@ -78,11 +87,7 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = append(b, `,"error":`...)
 	b = appendJSONString(b, r.errCode)
 	b = append(b, `,"stream":`...)
-	if r.stream {
-		b = append(b, "true"...)
-	} else {
-		b = append(b, "false"...)
-	}
+	b = strconv.AppendBool(b, r.stream)
 	b = append(b, `,"duration_ms":`...)
 	b = appendInt(b, end.Sub(r.start).Milliseconds())
 	b = append(b, `,"bytes_in":`...)
@@ -91,6 +96,22 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = appendInt(b, r.bytesOut)
 	b = append(b, `,"client":`...)
 	b = appendJSONString(b, r.clientAddr)
+	b = append(b, `,"prompt_tokens":`...)
+	b = appendInt(b, r.usage.Prompt)
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, r.usage.Completion)
+	b = append(b, `,"total_tokens":`...)
+	b = appendInt(b, r.usage.Total)
+	b = append(b, `,"cached_tokens":`...)
+	b = appendInt(b, r.usage.Cached)
+	b = append(b, `,"usage_reported":`...)
+	b = strconv.AppendBool(b, r.usage.Found)
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, r.finishReason)
+	b = append(b, `,"ttft_ms":`...)
+	b = appendInt(b, r.ttft.Milliseconds())
+	b = append(b, `,"events":`...)
+	b = appendInt(b, r.events)
 	b = append(b, "}\n"...)
 	u.w.Write(b) //nolint:errcheck // a full disk must not fail requests
 	u.buf = b

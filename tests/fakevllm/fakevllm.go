@@ -46,6 +46,8 @@ type Received struct {
 	BodySHA256 [sha256.Size]byte
 	Model      string
 	Stream     bool
+	// IncludeUsage is stream_options.include_usage as received.
+	IncludeUsage bool
 }
 
 // Server is a running fake vLLM.
@@ -147,7 +149,7 @@ func (s *Server) record(r *http.Request) (request, error) {
 	s.mu.Lock()
 	s.received = append(s.received, Received{
 		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
-		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream,
+		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream, IncludeUsage: req.IncludeUsage,
 	})
 	s.mu.Unlock()
 	return req, nil

@@ -1,5 +1,7 @@
 package reqscan
 
+import "encoding/json"
+
 // InjectIncludeUsage returns body with stream_options.include_usage set to
 // true, for a streamed request whose client did not ask for usage (so the
 // backend reports tokens in a final event), in one copy of the body:
@@ -49,4 +51,25 @@ func isEmptyObject(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// Rewrite applies the gateway's edits to a scanned body: upstreamModel (if
+// not empty) replaces "model", and for a stream whose client did not ask for
+// usage, include_usage is injected (injected reports it). The two edits
+// touch different members, so the second one's offsets only need shifting
+// when the first one lies before it.
+func Rewrite(body []byte, r *Request, upstreamModel string) (out []byte, injected bool) {
+	out = InjectIncludeUsage(body, r)
+	injected = r.Stream && !r.IncludeUsage
+	if upstreamModel == "" {
+		return out, injected
+	}
+	model := r.Model
+	if r.StreamOpts.Len() > 0 && r.StreamOpts.Start < model.Start {
+		shift := len(out) - len(body)
+		model.Start += shift
+		model.End += shift
+	}
+	quoted, _ := json.Marshal(upstreamModel)
+	return splice(out, model.Start, model.End, string(quoted)), injected
 }

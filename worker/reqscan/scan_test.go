@@ -112,3 +112,22 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestRewrite(t *testing.T) {
+	cases := []struct{ in, model, want string }{
+		{`{"model":"m","stream":true}`, "up/x", `{"model":"up/x","stream":true,"stream_options":{"include_usage":true}}`},
+		{`{"stream_options":{},"stream":true,"model":"m"}`, "up", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
+		{`{"stream_options":{"include_usage":true},"stream":true,"model":"m"}`, "up", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
+		{`{"model":"m"}`, "", `{"model":"m"}`},
+	}
+	for _, tc := range cases {
+		r, err := Scan([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, injected := Rewrite([]byte(tc.in), &r, tc.model)
+		if string(got) != tc.want || injected != (r.Stream && !r.IncludeUsage) {
+			t.Errorf("Rewrite(%s, %q) = %s, %v; want %s", tc.in, tc.model, got, injected, tc.want)
+		}
+	}
+}
