@@ -21,6 +21,7 @@ const (
 	DefaultMaxBody         = 32 << 20
 	DefaultUsageLog        = "stdout"
 	DefaultGoMaxProcs      = 1
+	DefaultAffinityLoadCap = 1.25
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -67,6 +68,12 @@ type Model struct {
 	Name string `yaml:"name"`
 	// UpstreamModel, when set, replaces "model" in the body sent upstream.
 	UpstreamModel string `yaml:"upstream_model"`
+	// Affinity keeps a conversation on one backend: "prefix" (the request's
+	// "user", else its first message), "user" (only "user") or "none".
+	Affinity string `yaml:"affinity"`
+	// AffinityLoadCap bounds affinity by load: a backend is skipped while its
+	// in-flight count would pass cap × (model in-flight + 1) / backends.
+	AffinityLoadCap float64 `yaml:"affinity_load_cap"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	Backends []Backend `yaml:"backends"`
 }
@@ -201,5 +208,14 @@ func (c *Config) applyDefaults() {
 	}
 	if c.UsageLog == "" {
 		c.UsageLog = DefaultUsageLog
+	}
+	for i := range c.Models {
+		m := &c.Models[i]
+		if m.Affinity == "" {
+			m.Affinity = "prefix"
+		}
+		if m.AffinityLoadCap == 0 {
+			m.AffinityLoadCap = DefaultAffinityLoadCap
+		}
 	}
 }

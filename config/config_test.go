@@ -68,6 +68,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown model in key", `models: ["*"]`, `models: ["gpt-9"]`, []string{"bad.yaml:9:", "keys[0].models[0]", "gpt-9"}},
 		{"missing env", "slots: 16", "slots: 16\n        api_key_env: SLUICE_TEST_SURELY_UNSET", []string{"models[0].backends[0].api_key_env", "SLUICE_TEST_SURELY_UNSET is not set"}},
 		{"duplicate model", "models:\n", "models:\n  - name: llama-3.1-8b\n    backends: [{url: 'http://127.0.0.1:1', slots: 1}]\n", []string{"models[1].name", "duplicate model name"}},
+		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 	}
 	for _, tc := range cases {

@@ -165,6 +165,14 @@ func (c *Config) validate() Problems {
 		if len(m.Backends) == 0 {
 			add(p+".backends", "at least one backend is required")
 		}
+		switch m.Affinity {
+		case "prefix", "user", "none":
+		default:
+			add(p+".affinity", "must be prefix, user or none, not %q", m.Affinity)
+		}
+		if m.AffinityLoadCap < 1 {
+			add(p+".affinity_load_cap", "must be at least 1 (1.25 lets a backend take 25%% more than an even share), got %v", m.AffinityLoadCap)
+		}
 		urls := map[string]bool{}
 		for j, b := range m.Backends {
 			bp := fmt.Sprintf("%s.backends[%d]", p, j)

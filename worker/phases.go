@@ -29,7 +29,7 @@ import (
 //	4. route     model → models[] entry (404), key may use it (403)
 //	5. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams, in the bytes
-//	6. backend   pick a backend of the model
+//	6. backend   rendezvous hashing on the affinity key, bounded by load
 //	7. upstream  send over the keep-alive pool, headers filtered (502)
 //	8. respond   SSE event by event as it arrives, or the whole answer
 //	9. log       one usage line, whatever happened above
@@ -93,8 +93,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	body, rec.usageInjected = reqscan.Rewrite(body, &scan, m.upstreamModel)
 
 	// 6. backend
-	b := m.pickBackend()
-	rec.backend = b.url
+	akey, hasKey := m.affinityKey(body, &scan)
+	b := m.pickBackend(akey, hasKey)
+	rec.backend, rec.affinityKey, rec.messages, rec.promptBytes = b.url, akey, scan.Messages, scan.PromptBytes
+	m.inflight.Add(1)
+	b.inflight.Add(1)
+	defer func() { b.inflight.Add(-1); m.inflight.Add(-1) }()
 
 	// 7. upstream
 	upCtx, cancel := context.WithCancel(ctx) // ends the upstream request on every return path

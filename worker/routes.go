@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/worker/affinity"
+	"github.com/sluice-gw/sluice/worker/reqscan"
 )
 
 // routeTable is the immutable, compiled form of one configuration: what a
@@ -33,13 +35,18 @@ type modelRoute struct {
 	name          string
 	upstreamModel string
 	backends      []*backendRoute
-	next          atomic.Uint32 // round-robin cursor
+	seeds         []uint64 // affinity.Seed of each backend, same order
+	affinity      string   // prefix | user | none
+	loadCap       float64
+	inflight      atomic.Int64  // this worker's requests in flight to the model
+	next          atomic.Uint32 // round-robin cursor (affinity none, or no key)
 }
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
 	url        string // base URL without trailing slash
 	authHeader string // "Bearer …" from api_key_env, or empty
+	inflight   atomic.Int64
 }
 
 // compileRoutes builds a routeTable from a validated configuration. Backend
@@ -62,9 +69,10 @@ func compileRoutes(c *config.Config) *routeTable {
 		t.keys[kr.hash] = kr
 	}
 	for _, m := range c.Models {
-		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel}
+		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap}
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/")}
+			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
 			}
@@ -98,9 +106,39 @@ func (k *keyRoute) allows(model string) bool {
 	return k.allModel || k.models[model]
 }
 
-// pickBackend chooses a backend by round robin. The issue "LLM-aware request
-// handling" replaces this with rendezvous hashing over healthy backends.
-func (m *modelRoute) pickBackend() *backendRoute {
-	n := m.next.Add(1)
-	return m.backends[int(n-1)%len(m.backends)]
+// affinityKey returns the request's affinity key and whether it has one:
+// its "user" when present, else (affinity prefix) its first message.
+func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool) {
+	switch {
+	case m.affinity == "none":
+		return 0, false
+	case r.User.Len() > 0:
+		return affinity.Key(body[r.User.Start:r.User.End]), true
+	case m.affinity == "prefix" && r.FirstContent.Len() > 0:
+		return affinity.Key(body[r.FirstContent.Start:r.FirstContent.End]), true
+	}
+	return 0, false
+}
+
+// pickBackend chooses the backend for a request with affinity key key:
+// the first in its rendezvous ranking whose load stays within the bound,
+// or round robin when there is no key.
+func (m *modelRoute) pickBackend(key uint64, hasKey bool) *backendRoute {
+	if !hasKey {
+		n := m.next.Add(1)
+		return m.backends[int(n-1)%len(m.backends)]
+	}
+	var stack [16]int
+	order := stack[:]
+	if len(m.backends) > len(stack) {
+		order = make([]int, len(m.backends))
+	}
+	order = affinity.Rank(key, m.seeds, order)
+	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), len(m.backends)))
+	for _, i := range order {
+		if m.backends[i].inflight.Load() < limit {
+			return m.backends[i]
+		}
+	}
+	return m.backends[order[0]]
 }

@@ -46,9 +46,38 @@ func TestAuthenticateAndAllow(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i := 0; i < 10; i++ {
-		seen[rt.models["b"].pickBackend().url]++
+		seen[rt.models["b"].pickBackend(0, false).url]++
 	}
 	if seen["http://h:2"] != 5 || seen["http://h:3"] != 5 {
-		t.Errorf("round robin: %v", seen)
+		t.Errorf("round robin without an affinity key: %v", seen)
+	}
+}
+
+// The same key goes to the same backend until that backend's load passes
+// the bound, then spills to the next in its ranking.
+func TestAffinityBoundedByLoad(t *testing.T) {
+	var backends []config.Backend
+	for i := 0; i < 4; i++ {
+		backends = append(backends, config.Backend{URL: "http://h:" + string(rune('1'+i)), Slots: 8})
+	}
+	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
+	m := rt.models["m"]
+	home := m.pickBackend(42, true)
+	for i := 0; i < 5; i++ {
+		if b := m.pickBackend(42, true); b != home {
+			t.Fatalf("same key went to %s, then %s", home.url, b.url)
+		}
+	}
+	// Load the home backend: 2 in flight of 2 model-wide; the bound is
+	// ceil(1.25 × 3 / 4) = 1, so the key spills.
+	home.inflight.Store(2)
+	m.inflight.Store(2)
+	if b := m.pickBackend(42, true); b == home {
+		t.Fatal("a loaded backend kept taking its key")
+	}
+	home.inflight.Store(0)
+	m.inflight.Store(0)
+	if b := m.pickBackend(42, true); b != home {
+		t.Fatal("key did not come home once the load fell")
 	}
 }

@@ -31,6 +31,9 @@ type usageRecord struct {
 	finishReason  string        // the last finish_reason seen
 	ttft          time.Duration // to the first content event (streams)
 	events        int64         // stream events from the backend
+	affinityKey   uint64        // XXH3 of the affinity key, 0 without one
+	messages      int
+	promptBytes   int
 }
 
 // usageLog writes exactly one JSON line per request. Lines are appended into
@@ -112,6 +115,13 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = appendInt(b, r.ttft.Milliseconds())
 	b = append(b, `,"events":`...)
 	b = appendInt(b, r.events)
+	b = append(b, `,"messages":`...)
+	b = appendInt(b, int64(r.messages))
+	b = append(b, `,"prompt_bytes":`...)
+	b = appendInt(b, int64(r.promptBytes))
+	b = append(b, `,"affinity_key":"`...)
+	b = strconv.AppendUint(b, r.affinityKey, 16)
+	b = append(b, '"')
 	b = append(b, "}\n"...)
 	u.w.Write(b) //nolint:errcheck // a full disk must not fail requests
 	u.buf = b
