@@ -22,6 +22,7 @@ const (
 	DefaultUsageLog        = "stdout"
 	DefaultGoMaxProcs      = 1
 	DefaultAffinityLoadCap = 1.25
+	DefaultRetries         = 2
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -74,6 +75,10 @@ type Model struct {
 	// AffinityLoadCap bounds affinity by load: a backend is skipped while its
 	// in-flight count would pass cap × (model in-flight + 1) / backends.
 	AffinityLoadCap float64 `yaml:"affinity_load_cap"`
+	// Retries is how many more backends a request is tried on after a
+	// connection error or a 5xx/429 answer, while nothing has reached the
+	// client yet (default 2).
+	Retries *int `yaml:"retries"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	Backends []Backend `yaml:"backends"`
 }
@@ -216,6 +221,10 @@ func (c *Config) applyDefaults() {
 		}
 		if m.AffinityLoadCap == 0 {
 			m.AffinityLoadCap = DefaultAffinityLoadCap
+		}
+		if m.Retries == nil {
+			r := DefaultRetries
+			m.Retries = &r
 		}
 	}
 }

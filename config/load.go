@@ -170,6 +170,9 @@ func (c *Config) validate() Problems {
 		default:
 			add(p+".affinity", "must be prefix, user or none, not %q", m.Affinity)
 		}
+		if *m.Retries < 0 {
+			add(p+".retries", "must be 0 or more, got %d", *m.Retries)
+		}
 		if m.AffinityLoadCap < 1 {
 			add(p+".affinity_load_cap", "must be at least 1 (1.25 lets a backend take 25%% more than an even share), got %v", m.AffinityLoadCap)
 		}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -347,8 +348,9 @@ func (s *syncBuffer) String() string {
 
 // openHeldStream starts a streamed chat completion whose backend holds after
 // the first event until be.Release(hold), checks it is an SSE 200, and
-// returns its reader positioned after that first event, and the event.
-func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, string) {
+// returns its reader positioned after that first event, the event, and the
+// response body (closing it is a client leaving mid-stream).
+func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, string, io.Closer) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
 	req.Header.Set("Authorization", "Bearer "+keyAll)
@@ -366,5 +368,5 @@ func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, strin
 	if err != nil {
 		t.Fatalf("first event: %v", err)
 	}
-	return r, first
+	return r, first, res.Body
 }

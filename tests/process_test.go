@@ -119,7 +119,7 @@ func TestKilledWorkerIsRestarted(t *testing.T) {
 // and the supervisor exits 0.
 func TestSIGTERMLetsStreamFinish(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
-	r, _ := openHeldStream(t, g, "drain")
+	r, _, _ := openHeldStream(t, g, "drain")
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

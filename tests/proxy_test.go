@@ -27,7 +27,7 @@ func chatBody(model string, stream bool, content string) []byte {
 // the backend is still holding back every other one.
 func TestStreamArrivesEventByEvent(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
-	r, first := openHeldStream(t, g, "s1")
+	r, first, _ := openHeldStream(t, g, "s1")
 	if !strings.Contains(first, `"content":"tok"`) {
 		t.Fatalf("first event %q", first)
 	}

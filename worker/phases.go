@@ -30,12 +30,13 @@ import (
 //	5. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams, in the bytes
 //	6. backend   rendezvous hashing on the affinity key, bounded by load
-//	7. upstream  send over the keep-alive pool, headers filtered (502)
+//	7. upstream  send over the keep-alive pool, headers filtered; retried on the
+//	             next backend before the first byte reaches the client (502)
 //	8. respond   SSE event by event as it arrives, or the whole answer
 //	9. log       one usage line, whatever happened above
 //
 // Later issues insert their phases here (limits after route, slot/queue
-// before upstream, retries around upstream, usage extraction in respond).
+// before upstream).
 
 // proxy handles POST /v1/chat/completions, /v1/completions and /v1/embeddings.
 func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
@@ -86,6 +87,11 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 
+	// The affinity key is read from the body as the client sent it, before
+	// the rewrite moves its bytes.
+	akey, hasKey := m.affinityKey(body, &scan)
+	rec.affinityKey, rec.messages, rec.promptBytes = akey, scan.Messages, scan.PromptBytes
+
 	// 5. rewrite
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
@@ -93,28 +99,49 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	body, rec.usageInjected = reqscan.Rewrite(body, &scan, m.upstreamModel)
 
 	// 6. backend
-	akey, hasKey := m.affinityKey(body, &scan)
-	b := m.pickBackend(akey, hasKey)
-	rec.backend, rec.affinityKey, rec.messages, rec.promptBytes = b.url, akey, scan.Messages, scan.PromptBytes
-	m.inflight.Add(1)
-	b.inflight.Add(1)
-	defer func() { b.inflight.Add(-1); m.inflight.Add(-1) }()
+	var stack [16]*backendRoute
+	candidates := m.candidates(akey, hasKey, stack[:0])
 
-	// 7. upstream
+	// 7. upstream, retried on the next candidate while nothing has gone to
+	// the client: connection errors, and 5xx/429 answers.
 	upCtx, cancel := context.WithCancel(ctx) // ends the upstream request on every return path
 	defer cancel()
-	res, err := g.sendUpstream(upCtx, c, b, body)
-	if err != nil {
-		if ctx.Err() != nil { // the client went away first
-			rec.status, rec.errCode = statusClientClosed, "client_closed"
+	var res *http.Response
+	for attempt := 0; ; attempt++ {
+		b := candidates[attempt%len(candidates)]
+		rec.backend = b.url
+		rec.attempts++
+		rec.tried = append(rec.tried, b.url)
+		done := m.hold(b)
+		var err error
+		res, err = g.sendUpstream(upCtx, c, b, body)
+		if err != nil {
+			done()
+			if ctx.Err() != nil { // the client went away first
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			g.log.Warn("upstream request failed", "backend", b.url, "attempt", attempt+1, "err", err)
+			if attempt < m.retries {
+				continue
+			}
+			g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_unreachable",
+				fmt.Sprintf("The backend for model `%s` could not be reached.", m.name)))
 			return
 		}
-		g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_unreachable",
-			fmt.Sprintf("The backend for model `%s` could not be reached.", m.name)))
-		g.log.Warn("upstream request failed", "backend", b.url, "err", err)
-		return
+		if retryableStatus(res.StatusCode) && attempt < m.retries {
+			g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", attempt+1)
+			res.Body.Close()
+			done()
+			continue
+		}
+		defer done()
+		break
 	}
 	defer res.Body.Close()
+	// From here the response flows to the client and no retry can need the
+	// request body: let it go (for a stream, minutes before the end).
+	body = nil
 
 	// 8. respond
 	rec.status = res.StatusCode
@@ -138,6 +165,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.bytesOut = int64(len(data))
 	rec.usage = sse.BodyUsage(data)
 	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
+}
+
+// retryableStatus: answers worth another backend — overload, and server
+// errors (vLLM answers 500/503 while it restarts or runs out of memory).
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
 }
 
 // statusClientClosed is nginx's 499: the client closed the connection.

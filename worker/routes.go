@@ -40,6 +40,7 @@ type modelRoute struct {
 	loadCap       float64
 	inflight      atomic.Int64  // this worker's requests in flight to the model
 	next          atomic.Uint32 // round-robin cursor (affinity none, or no key)
+	retries       int           // further attempts before the first byte
 }
 
 // backendRoute is one upstream server of a model.
@@ -69,7 +70,10 @@ func compileRoutes(c *config.Config) *routeTable {
 		t.keys[kr.hash] = kr
 	}
 	for _, m := range c.Models {
-		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap}
+		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+		if m.Retries != nil {
+			mr.retries = *m.Retries
+		}
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/")}
 			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
@@ -120,25 +124,45 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 	return 0, false
 }
 
-// pickBackend chooses the backend for a request with affinity key key:
-// the first in its rendezvous ranking whose load stays within the bound,
-// or round robin when there is no key.
-func (m *modelRoute) pickBackend(key uint64, hasKey bool) *backendRoute {
+// candidates returns the backends to try, in order, appended to dst: for a
+// request with an affinity key, its rendezvous ranking with the first
+// backend whose load stays within the bound moved to the front; without a
+// key, round robin.
+func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
+	n := len(m.backends)
 	if !hasKey {
-		n := m.next.Add(1)
-		return m.backends[int(n-1)%len(m.backends)]
+		start := int(m.next.Add(1)-1) % n
+		for i := 0; i < n; i++ {
+			dst = append(dst, m.backends[(start+i)%n])
+		}
+		return dst
 	}
 	var stack [16]int
 	order := stack[:]
-	if len(m.backends) > len(stack) {
-		order = make([]int, len(m.backends))
+	if n > len(stack) {
+		order = make([]int, n)
 	}
 	order = affinity.Rank(key, m.seeds, order)
-	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), len(m.backends)))
-	for _, i := range order {
+	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), n))
+	first := 0
+	for k, i := range order {
 		if m.backends[i].inflight.Load() < limit {
-			return m.backends[i]
+			first = k
+			break
 		}
 	}
-	return m.backends[order[0]]
+	dst = append(dst, m.backends[order[first]])
+	for k, i := range order {
+		if k != first {
+			dst = append(dst, m.backends[i])
+		}
+	}
+	return dst
+}
+
+// hold counts a request in flight to backend b until the returned func runs.
+func (m *modelRoute) hold(b *backendRoute) (done func()) {
+	m.inflight.Add(1)
+	b.inflight.Add(1)
+	return func() { b.inflight.Add(-1); m.inflight.Add(-1) }
 }

@@ -46,7 +46,7 @@ func TestAuthenticateAndAllow(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i := 0; i < 10; i++ {
-		seen[rt.models["b"].pickBackend(0, false).url]++
+		seen[rt.models["b"].candidates(0, false, nil)[0].url]++
 	}
 	if seen["http://h:2"] != 5 || seen["http://h:3"] != 5 {
 		t.Errorf("round robin without an affinity key: %v", seen)
@@ -62,9 +62,9 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	}
 	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	m := rt.models["m"]
-	home := m.pickBackend(42, true)
+	home := m.candidates(42, true, nil)[0]
 	for i := 0; i < 5; i++ {
-		if b := m.pickBackend(42, true); b != home {
+		if b := m.candidates(42, true, nil)[0]; b != home {
 			t.Fatalf("same key went to %s, then %s", home.url, b.url)
 		}
 	}
@@ -72,12 +72,12 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	// ceil(1.25 × 3 / 4) = 1, so the key spills.
 	home.inflight.Store(2)
 	m.inflight.Store(2)
-	if b := m.pickBackend(42, true); b == home {
+	if b := m.candidates(42, true, nil)[0]; b == home {
 		t.Fatal("a loaded backend kept taking its key")
 	}
 	home.inflight.Store(0)
 	m.inflight.Store(0)
-	if b := m.pickBackend(42, true); b != home {
+	if b := m.candidates(42, true, nil)[0]; b != home {
 		t.Fatal("key did not come home once the load fell")
 	}
 }

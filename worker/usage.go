@@ -32,6 +32,8 @@ type usageRecord struct {
 	ttft          time.Duration // to the first content event (streams)
 	events        int64         // stream events from the backend
 	affinityKey   uint64        // XXH3 of the affinity key, 0 without one
+	attempts      int           // upstream attempts
+	tried         []string      // backends tried, in order
 	messages      int
 	promptBytes   int
 }
@@ -119,6 +121,16 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = appendInt(b, int64(r.messages))
 	b = append(b, `,"prompt_bytes":`...)
 	b = appendInt(b, int64(r.promptBytes))
+	b = append(b, `,"attempts":`...)
+	b = appendInt(b, int64(r.attempts))
+	b = append(b, `,"backends_tried":[`...)
+	for i, t := range r.tried {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, t)
+	}
+	b = append(b, ']')
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, '"')

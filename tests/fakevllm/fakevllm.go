@@ -36,6 +36,7 @@ type Options struct {
 	StartDelay time.Duration // before the response headers
 	Words      []string      // the answer's words, cycled (default "tok")
 	NoRecord   bool          // keep no record of requests (benchmarks: no hashing, no growth)
+	FailStatus int           // when set, completions are answered with this status (a failing backend)
 }
 
 // Received is what the server saw of one request.
@@ -174,6 +175,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	req, err := s.record(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if s.opts.FailStatus != 0 {
+		writeError(w, s.opts.FailStatus, "the fake backend is set to fail")
 		return
 	}
 	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)

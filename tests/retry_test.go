@@ -1,0 +1,75 @@
+package tests
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// twoBackendConfig is a config whose model "m" has backends a and b, round
+// robin (affinity none) so both are tried first in turn.
+func twoBackendConfig(t *testing.T, a, b, extra string) (string, string) {
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	cfg := strings.Replace(baseConfig(a, usage, ""),
+		"        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		"      - url: "+b+"\n        slots: 8\n    affinity: none"+extra, 1)
+	return cfg, usage
+}
+
+// A backend that is down, or answers 503, before anything reached the
+// client: the request is retried on the other backend and the client sees
+// no error. The usage line says how many attempts it took.
+func TestRetryBeforeFirstByte(t *testing.T) {
+	ok := startBackend(t, fakevllm.Options{Tokens: 2})
+	failing := startBackend(t, fakevllm.Options{FailStatus: 503})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+
+	for name, bad := range map[string]string{"dead backend": dead, "503 backend": failing.URL()} {
+		t.Run(name, func(t *testing.T) {
+			cfg, usage := twoBackendConfig(t, bad, ok.URL(), "")
+			g := startGateway(t, cfg)
+			g.UsageLog = usage
+			for i := 0; i < 6; i++ {
+				stream := i%2 == 0
+				res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", stream, fmt.Sprint(i)), nil)
+				if res.StatusCode != 200 {
+					t.Fatalf("request %d (stream %v): %d %s", i, stream, res.StatusCode, out)
+				}
+			}
+			retried := 0
+			await(t, "6 usage lines", func() bool { return len(g.usageLines()) == 6 })
+			for _, l := range g.usageLines() {
+				if l["attempts"].(float64) == 2 {
+					retried++
+					if tried := l["backends_tried"].([]any); tried[0] != bad || tried[1] != ok.URL() {
+						t.Errorf("backends tried: %v", tried)
+					}
+				}
+			}
+			if retried == 0 {
+				t.Error("no request was retried, yet half of them went to the bad backend first")
+			}
+		})
+	}
+}
+
+// retries: 0 turns retrying off: the failing backend's answer is passed on.
+func TestRetriesOff(t *testing.T) {
+	failing := startBackend(t, fakevllm.Options{FailStatus: 503})
+	cfg, _ := twoBackendConfig(t, failing.URL(), failing.URL()+"/", "\n    retries: 0")
+	g := startGateway(t, cfg)
+	res, _ := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
+	if res.StatusCode != 503 {
+		t.Fatalf("status %d, want the backend's 503", res.StatusCode)
+	}
+	if n := len(failing.Received()); n != 1 {
+		t.Fatalf("backend received %d requests, want 1", n)
+	}
+}
