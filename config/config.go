@@ -23,6 +23,7 @@ const (
 	DefaultGoMaxProcs      = 1
 	DefaultAffinityLoadCap = 1.25
 	DefaultRetries         = 2
+	DefaultHealthInterval  = 5 * time.Second
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -79,8 +80,18 @@ type Model struct {
 	// connection error or a 5xx/429 answer, while nothing has reached the
 	// client yet (default 2).
 	Retries *int `yaml:"retries"`
+	// Health is the active health check of the model's backends.
+	Health Health `yaml:"health"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	Backends []Backend `yaml:"backends"`
+}
+
+// Health configures the active health check: GET Path on every backend
+// every Interval; a backend is in rotation only after a 2xx (an open port is
+// not health: vLLM listens while it is still loading the model).
+type Health struct {
+	Path     string   `yaml:"path"`     // default /health
+	Interval Duration `yaml:"interval"` // default 5s
 }
 
 // Backend is one OpenAI-compatible upstream server (vLLM, mostly).
@@ -221,6 +232,12 @@ func (c *Config) applyDefaults() {
 		}
 		if m.AffinityLoadCap == 0 {
 			m.AffinityLoadCap = DefaultAffinityLoadCap
+		}
+		if m.Health.Path == "" {
+			m.Health.Path = "/health"
+		}
+		if m.Health.Interval == 0 {
+			m.Health.Interval = Duration(DefaultHealthInterval)
 		}
 		if m.Retries == nil {
 			r := DefaultRetries

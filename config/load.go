@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -169,6 +170,12 @@ func (c *Config) validate() Problems {
 		case "prefix", "user", "none":
 		default:
 			add(p+".affinity", "must be prefix, user or none, not %q", m.Affinity)
+		}
+		if !strings.HasPrefix(m.Health.Path, "/") {
+			add(p+".health.path", "must start with /, got %q", m.Health.Path)
+		}
+		if time.Duration(m.Health.Interval) < 100*time.Millisecond {
+			add(p+".health.interval", "must be at least 100ms")
 		}
 		if *m.Retries < 0 {
 			add(p+".retries", "must be 0 or more, got %d", *m.Retries)

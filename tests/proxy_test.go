@@ -250,7 +250,9 @@ func TestLargeBodiesByteIdentical(t *testing.T) {
 	}
 }
 
-// A backend that cannot be reached gives the client a 502 in OpenAI's shape.
+// A model whose backends never passed a health check answers 503 at once;
+// a backend that dies after passing one gives a 502 (every attempt failed
+// to connect), and is then out of rotation: 503.
 func TestUnreachableBackend(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,5 +262,14 @@ func TestUnreachableBackend(t *testing.T) {
 	ln.Close() // nothing listens there now
 	g := startGateway(t, baseConfig(dead, "off", ""))
 	res, body := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", true, "x"), nil)
-	checkError(t, "dead backend", res.StatusCode, body, 502, "upstream_unreachable", "could not be reached")
+	checkError(t, "never healthy", res.StatusCode, body, 503, "no_healthy_backend", "healthy")
+
+	be := startBackend(t, fakevllm.Options{})
+	g2 := startGateway(t, baseConfig(be.URL(), "off", ""))
+	be.Close()
+	res, body = post(t, http.DefaultClient, g2.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
+	checkError(t, "died after its check", res.StatusCode, body, 502, "upstream_unreachable", "could not be reached")
+	// Ejected now in the worker that saw it fail; send on that connection.
+	res, body = post(t, http.DefaultClient, g2.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
+	checkError(t, "ejected", res.StatusCode, body, 503, "no_healthy_backend", "healthy")
 }

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -26,16 +25,18 @@ func twoBackendConfig(t *testing.T, a, b, extra string) (string, string) {
 // no error. The usage line says how many attempts it took.
 func TestRetryBeforeFirstByte(t *testing.T) {
 	ok := startBackend(t, fakevllm.Options{Tokens: 2})
-	failing := startBackend(t, fakevllm.Options{FailStatus: 503})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
-
-	for name, bad := range map[string]string{"dead backend": dead, "503 backend": failing.URL()} {
+	for _, name := range []string{"backend died", "503 backend"} {
 		t.Run(name, func(t *testing.T) {
+			// Both backends pass their health check; then one dies (its port
+			// refuses connections) or answers every completion with a 503.
+			badBackend := startBackend(t, fakevllm.Options{FailStatus: 503})
+			bad := badBackend.URL()
 			cfg, usage := twoBackendConfig(t, bad, ok.URL(), "")
 			g := startGateway(t, cfg)
 			g.UsageLog = usage
+			if name == "backend died" {
+				badBackend.Close()
+			}
 			for i := 0; i < 6; i++ {
 				stream := i%2 == 0
 				res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", stream, fmt.Sprint(i)), nil)

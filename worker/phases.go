@@ -101,6 +101,11 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// 6. backend
 	var stack [16]*backendRoute
 	candidates := m.candidates(akey, hasKey, stack[:0])
+	if len(candidates) == 0 {
+		g.fail(c, rec, errServer(http.StatusServiceUnavailable, "no_healthy_backend",
+			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name)))
+		return
+	}
 
 	// 7. upstream, retried on the next candidate while nothing has gone to
 	// the client: connection errors, and 5xx/429 answers.
@@ -121,7 +126,9 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 				rec.status, rec.errCode = statusClientClosed, "client_closed"
 				return
 			}
-			g.log.Warn("upstream request failed", "backend", b.url, "attempt", attempt+1, "err", err)
+			out := b.eject(time.Now())
+			g.log.Warn("upstream request failed; backend out of rotation", "backend", b.url,
+				"attempt", attempt+1, "for", out.String(), "err", err)
 			if attempt < m.retries {
 				continue
 			}

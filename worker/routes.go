@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/worker/affinity"
@@ -32,15 +33,17 @@ type keyRoute struct {
 
 // modelRoute is one entry of models[].
 type modelRoute struct {
-	name          string
-	upstreamModel string
-	backends      []*backendRoute
-	seeds         []uint64 // affinity.Seed of each backend, same order
-	affinity      string   // prefix | user | none
-	loadCap       float64
-	inflight      atomic.Int64  // this worker's requests in flight to the model
-	next          atomic.Uint32 // round-robin cursor (affinity none, or no key)
-	retries       int           // further attempts before the first byte
+	name           string
+	upstreamModel  string
+	backends       []*backendRoute
+	seeds          []uint64 // affinity.Seed of each backend, same order
+	affinity       string   // prefix | user | none
+	loadCap        float64
+	inflight       atomic.Int64  // this worker's requests in flight to the model
+	next           atomic.Uint32 // round-robin cursor (affinity none, or no key)
+	retries        int           // further attempts before the first byte
+	healthPath     string
+	healthInterval time.Duration
 }
 
 // backendRoute is one upstream server of a model.
@@ -48,6 +51,10 @@ type backendRoute struct {
 	url        string // base URL without trailing slash
 	authHeader string // "Bearer …" from api_key_env, or empty
 	inflight   atomic.Int64
+
+	up           atomic.Bool  // the last active health check passed
+	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
+	failures     atomic.Int32 // connection failures since the last passing check
 }
 
 // compileRoutes builds a routeTable from a validated configuration. Backend
@@ -73,6 +80,10 @@ func compileRoutes(c *config.Config) *routeTable {
 		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
 		if m.Retries != nil {
 			mr.retries = *m.Retries
+		}
+		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
+		if mr.healthPath == "" {
+			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
 		}
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/")}
@@ -129,11 +140,14 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 // backend whose load stays within the bound moved to the front; without a
 // key, round robin.
 func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
+	now := time.Now()
 	n := len(m.backends)
 	if !hasKey {
 		start := int(m.next.Add(1)-1) % n
 		for i := 0; i < n; i++ {
-			dst = append(dst, m.backends[(start+i)%n])
+			if b := m.backends[(start+i)%n]; b.healthy(now) {
+				dst = append(dst, b)
+			}
 		}
 		return dst
 	}
@@ -143,18 +157,37 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		order = make([]int, n)
 	}
 	order = affinity.Rank(key, m.seeds, order)
-	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), n))
-	first := 0
+	// The ranking is over every backend (so keys do not move when another
+	// backend goes down and comes back); unhealthy ones are skipped.
+	healthy := 0
+	for _, b := range m.backends {
+		if b.healthy(now) {
+			healthy++
+		}
+	}
+	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), max(healthy, 1)))
+	// The best healthy backend within the load bound, else the best healthy one.
+	first := -1
 	for k, i := range order {
-		if m.backends[i].inflight.Load() < limit {
+		b := m.backends[i]
+		if !b.healthy(now) {
+			continue
+		}
+		if first < 0 {
+			first = k
+		}
+		if b.inflight.Load() < limit {
 			first = k
 			break
 		}
 	}
+	if first < 0 {
+		return dst
+	}
 	dst = append(dst, m.backends[order[first]])
 	for k, i := range order {
-		if k != first {
-			dst = append(dst, m.backends[i])
+		if b := m.backends[i]; k != first && b.healthy(now) {
+			dst = append(dst, b)
 		}
 	}
 	return dst

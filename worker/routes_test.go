@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 )
@@ -44,6 +45,7 @@ func TestAuthenticateAndAllow(t *testing.T) {
 	if b := rt.models["a"].backends[0]; b.url != "http://h:1" || b.authHeader != "Bearer be-key" {
 		t.Errorf("backend compiled as %+v", b)
 	}
+	allUp(rt)
 	seen := map[string]int{}
 	for i := 0; i < 10; i++ {
 		seen[rt.models["b"].candidates(0, false, nil)[0].url]++
@@ -62,6 +64,7 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	}
 	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	m := rt.models["m"]
+	allUp(rt)
 	home := m.candidates(42, true, nil)[0]
 	for i := 0; i < 5; i++ {
 		if b := m.candidates(42, true, nil)[0]; b != home {
@@ -79,5 +82,45 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	m.inflight.Store(0)
 	if b := m.candidates(42, true, nil)[0]; b != home {
 		t.Fatal("key did not come home once the load fell")
+	}
+}
+
+func allUp(rt *routeTable) {
+	for _, m := range rt.order {
+		for _, b := range m.backends {
+			b.up.Store(true)
+		}
+	}
+}
+
+// Unhealthy and ejected backends are skipped; a key's ranking does not
+// change, so its home takes it back when healthy again.
+func TestCandidatesSkipUnhealthy(t *testing.T) {
+	var backends []config.Backend
+	for i := 0; i < 3; i++ {
+		backends = append(backends, config.Backend{URL: "http://h:" + string(rune('1'+i)), Slots: 8})
+	}
+	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
+	allUp(rt)
+	m := rt.models["m"]
+	home := m.candidates(7, true, nil)[0]
+	home.up.Store(false)
+	if c := m.candidates(7, true, nil); len(c) != 2 || c[0] == home {
+		t.Fatalf("unhealthy home still a candidate: %v", c)
+	}
+	home.up.Store(true)
+	home.eject(time.Now())
+	if c := m.candidates(7, true, nil); len(c) != 2 || c[0] == home {
+		t.Fatalf("ejected home still a candidate")
+	}
+	home.ejectedUntil.Store(0)
+	if m.candidates(7, true, nil)[0] != home {
+		t.Fatal("home not back")
+	}
+	for _, b := range m.backends {
+		b.up.Store(false)
+	}
+	if c := m.candidates(7, true, nil); len(c) != 0 {
+		t.Fatalf("candidates with every backend down: %d", len(c))
 	}
 }

@@ -66,7 +66,13 @@ func Run(ctx context.Context, o Options) error {
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
-	g.routes.Store(compileRoutes(cfg))
+	routes := compileRoutes(cfg)
+	g.routes.Store(routes)
+	// Health checks run for the worker's life; the first round completes
+	// before the worker reports ready.
+	hctx, stopHealth := context.WithCancel(context.Background())
+	defer stopHealth()
+	checkHealth(hctx, routes, o.Log)
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
 	conns := newConnTracker()

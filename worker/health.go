@@ -1,0 +1,81 @@
+package worker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Passive ejection: a backend that refused a connection is out of rotation
+// for this long (doubling per failure, capped), and back only once an
+// active check passes after it.
+const (
+	ejectMin = time.Second
+	ejectMax = 30 * time.Second
+)
+
+// healthy reports whether b may be sent requests now.
+func (b *backendRoute) healthy(now time.Time) bool {
+	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
+}
+
+// eject takes b out of rotation after a connection failure.
+func (b *backendRoute) eject(now time.Time) time.Duration {
+	n := b.failures.Add(1)
+	d := ejectMin << min(n-1, 5)
+	d = min(d, ejectMax)
+	b.ejectedUntil.Store(now.Add(d).UnixNano())
+	return d
+}
+
+// checkHealth runs the active health checks of every backend of t until
+// ctx ends: GET health.path every health.interval, up on a 2xx. The first
+// round runs before it returns, so a worker starts with a real view.
+func checkHealth(ctx context.Context, t *routeTable, log *slog.Logger) {
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	var first sync.WaitGroup
+	for _, m := range t.order {
+		for _, b := range m.backends {
+			first.Add(1)
+			go func() {
+				probe := func() {
+					timeout := min(m.healthInterval, 2*time.Second)
+					pctx, cancel := context.WithTimeout(ctx, timeout)
+					defer cancel()
+					up := false
+					req, err := http.NewRequestWithContext(pctx, http.MethodGet, b.url+m.healthPath, nil)
+					if err == nil {
+						var res *http.Response
+						if res, err = client.Do(req); err == nil {
+							io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+							res.Body.Close()
+							up = res.StatusCode >= 200 && res.StatusCode < 300
+						}
+					}
+					if up {
+						b.failures.Store(0)
+					}
+					if was := b.up.Swap(up); was != up && ctx.Err() == nil {
+						log.Info("backend health changed", "model", m.name, "backend", b.url, "healthy", up, "err", err)
+					}
+				}
+				probe()
+				first.Done()
+				tick := time.NewTicker(m.healthInterval)
+				defer tick.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+						probe()
+					}
+				}
+			}()
+		}
+	}
+	first.Wait()
+}
