@@ -82,8 +82,24 @@ type Model struct {
 	Retries *int `yaml:"retries"`
 	// Health is the active health check of the model's backends.
 	Health Health `yaml:"health"`
+	// Timeouts bound the upstream leg of a request.
+	Timeouts Timeouts `yaml:"timeouts"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	Backends []Backend `yaml:"backends"`
+}
+
+// Timeouts of the upstream leg. None of them retries the request or marks
+// the backend down: a slow answer is not a broken backend.
+type Timeouts struct {
+	// Connect bounds the TCP connect to a backend (default 2s); a failed
+	// connect is retried on the next backend.
+	Connect Duration `yaml:"connect"`
+	// StreamIdle bounds the silence between two reads of a stream, the
+	// wait for its headers included (default 60s). Streams only: without
+	// streaming vLLM is silent until it is done.
+	StreamIdle Duration `yaml:"stream_idle"`
+	// Total bounds the whole upstream exchange (default 10m).
+	Total Duration `yaml:"total"`
 }
 
 // Health configures the active health check: GET Path on every backend
@@ -238,6 +254,15 @@ func (c *Config) applyDefaults() {
 		}
 		if m.Health.Interval == 0 {
 			m.Health.Interval = Duration(DefaultHealthInterval)
+		}
+		if m.Timeouts.Connect == 0 {
+			m.Timeouts.Connect = Duration(2 * time.Second)
+		}
+		if m.Timeouts.StreamIdle == 0 {
+			m.Timeouts.StreamIdle = Duration(60 * time.Second)
+		}
+		if m.Timeouts.Total == 0 {
+			m.Timeouts.Total = Duration(10 * time.Minute)
 		}
 		if m.Retries == nil {
 			r := DefaultRetries

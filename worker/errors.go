@@ -29,17 +29,28 @@ func errServer(status int, code, msg string) *apiError {
 
 // writeError sends e as the whole response.
 func writeError(c *app.RequestContext, e *apiError) {
-	b := make([]byte, 0, 96+len(e.message))
+	b := appendErrorJSON(make([]byte, 0, 96+len(e.message)), e)
+	c.Response.Header.SetContentType("application/json")
+	c.Response.SetStatusCode(e.status)
+	c.Response.SetBodyRaw(append(b, '\n'))
+}
+
+// appendErrorEvent appends e as an SSE event, for a stream already under way.
+func appendErrorEvent(b []byte, e *apiError) []byte {
+	b = append(b, "data: "...)
+	b = appendErrorJSON(b, e)
+	return append(b, "\n\n"...)
+}
+
+// appendErrorJSON appends e in OpenAI's error shape.
+func appendErrorJSON(b []byte, e *apiError) []byte {
 	b = append(b, `{"error":{"message":`...)
 	b = appendJSONString(b, e.message)
 	b = append(b, `,"type":`...)
 	b = appendJSONString(b, e.errType)
 	b = append(b, `,"param":null,"code":`...)
 	b = appendJSONString(b, e.code)
-	b = append(b, "}}\n"...)
-	c.Response.Header.SetContentType("application/json")
-	c.Response.SetStatusCode(e.status)
-	c.Response.SetBodyRaw(b)
+	return append(b, "}}"...)
 }
 
 // appendJSONString appends s as a JSON string literal. Hand-written rather

@@ -109,8 +109,15 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 
 	// 7. upstream, retried on the next candidate while nothing has gone to
 	// the client: connection errors, and 5xx/429 answers.
-	upCtx, cancel := context.WithCancel(ctx) // ends the upstream request on every return path
-	defer cancel()
+	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
+	defer cancel(nil)
+	total := time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
+	defer total.Stop()
+	var idle *time.Timer // streams only: silence before the headers counts too
+	if scan.Stream {
+		idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
+		defer idle.Stop()
+	}
 	var res *http.Response
 	for attempt := 0; ; attempt++ {
 		b := candidates[attempt%len(candidates)]
@@ -119,11 +126,15 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		rec.tried = append(rec.tried, b.url)
 		done := m.hold(b)
 		var err error
-		res, err = g.sendUpstream(upCtx, c, b, body)
+		res, err = g.sendUpstream(upCtx, c, m, b, body)
 		if err != nil {
 			done()
 			if ctx.Err() != nil { // the client went away first
 				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			if to := timedOut(upCtx); to != nil { // never retried, never ejects
+				g.fail(c, rec, errTimeout(m, to))
 				return
 			}
 			out := b.eject(time.Now())
@@ -157,13 +168,17 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		rec.stream = true
-		g.relayStream(ctx, c, rec, res.Body)
+		g.relayStream(ctx, upCtx, c, rec, res.Body, idle, m.streamIdle)
 		return
 	}
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
 		// Headers have not left yet: the client can still get a clean error.
 		c.Response.Header.Reset()
+		if to := timedOut(upCtx); to != nil {
+			g.fail(c, rec, errTimeout(m, to))
+			return
+		}
 		g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the connection before the response was complete."))
 		return
@@ -172,6 +187,31 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.bytesOut = int64(len(data))
 	rec.usage = sse.BodyUsage(data)
 	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
+}
+
+// Causes of an upstream request ended by the gateway's own timeouts.
+var (
+	errTotalTimeout = errors.New("total timeout")
+	errStreamIdle   = errors.New("stream idle timeout")
+)
+
+// timedOut returns which timeout ended the upstream request, if one did.
+func timedOut(upCtx context.Context) error {
+	switch c := context.Cause(upCtx); c {
+	case errTotalTimeout, errStreamIdle:
+		return c
+	}
+	return nil
+}
+
+// errTimeout is the 504 for a timeout before anything reached the client.
+func errTimeout(m *modelRoute, cause error) *apiError {
+	limit := m.total
+	if cause == errStreamIdle {
+		limit = m.streamIdle
+	}
+	return errServer(http.StatusGatewayTimeout, "upstream_timeout",
+		fmt.Sprintf("The backend of model `%s` did not answer in time (%s: %s).", m.name, cause, limit))
 }
 
 // retryableStatus: answers worth another backend — overload, and server
@@ -247,7 +287,7 @@ func scanBody(body []byte) (reqscan.Request, *apiError) {
 
 // sendUpstream sends the request to backend b and returns once the
 // response headers have arrived.
-func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body []byte) (*http.Response, error) {
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, m *modelRoute, b *backendRoute, body []byte) (*http.Response, error) {
 	held := &heldBody{b: body}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+string(c.Request.RequestURI()), &sentBody{b: body})
 	if err != nil {
@@ -262,7 +302,7 @@ func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *ba
 	if b.authHeader != "" {
 		req.Header.Set("Authorization", b.authHeader)
 	}
-	res, err := g.client.Do(req)
+	res, err := m.client.Do(req)
 	held.release()
 	return res, err
 }
@@ -324,7 +364,11 @@ var streamBufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return
 // never collected. On the way it reads each event for the usage line
 // (tokens, finish reason, time to the first content event) and drops the
 // usage-only event when the gateway, not the client, asked for it.
-func (g *gateway) relayStream(ctx context.Context, c *app.RequestContext, rec *usageRecord, body io.Reader) {
+//
+// A stream that breaks or times out after its headers went out ends with an
+// SSE error event in OpenAI's shape and a clean end of the chunked body.
+func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, body io.Reader,
+	idle *time.Timer, idleFor time.Duration) {
 	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
 	c.Response.HijackWriter(w)
 	bp := streamBufPool.Get().(*[]byte)
@@ -352,6 +396,9 @@ func (g *gateway) relayStream(ctx context.Context, c *app.RequestContext, rec *u
 	for {
 		n, rerr := body.Read(buf)
 		if n > 0 {
+			if idle != nil {
+				idle.Reset(idleFor)
+			}
 			out = out[:0]
 			split.Feed(buf[:n], keep)
 			if len(out) > 0 {
@@ -374,9 +421,17 @@ func (g *gateway) relayStream(ctx context.Context, c *app.RequestContext, rec *u
 		if rerr != nil {
 			if ctx.Err() != nil {
 				rec.status, rec.errCode = statusClientClosed, "client_closed"
-			} else {
-				rec.errCode = "upstream_stream_broken"
-				g.log.Warn("upstream stream broken", "backend", rec.backend, "err", rerr)
+				return
+			}
+			e := errServer(http.StatusBadGateway, "upstream_stream_broken", "The backend stopped the stream before it was complete.")
+			if to := timedOut(upCtx); to != nil {
+				e = errServer(http.StatusGatewayTimeout, "upstream_timeout", "The stream was stopped: "+to.Error()+".")
+			}
+			rec.errCode = e.code
+			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
+			ev := appendErrorEvent(nil, e)
+			if _, err := w.Write(ev); err == nil && w.Flush() == nil {
+				rec.bytesOut += int64(len(ev))
 			}
 			return
 		}

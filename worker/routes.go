@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -44,6 +45,9 @@ type modelRoute struct {
 	retries        int           // further attempts before the first byte
 	healthPath     string
 	healthInterval time.Duration
+	client         *http.Client // keep-alive pool, with the model's connect timeout
+	streamIdle     time.Duration
+	total          time.Duration
 }
 
 // backendRoute is one upstream server of a model.
@@ -81,6 +85,11 @@ func compileRoutes(c *config.Config) *routeTable {
 		if m.Retries != nil {
 			mr.retries = *m.Retries
 		}
+		connect, idle, total := time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
+		if connect == 0 { // a config built in code, not decoded
+			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
+		}
+		mr.client, mr.streamIdle, mr.total = newUpstreamClient(connect), idle, total
 		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
 		if mr.healthPath == "" {
 			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval

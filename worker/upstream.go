@@ -14,12 +14,12 @@ import (
 // by their context at any point (hertz's client checks the context only
 // before sending: a client that went away would hold the backend until it
 // answered). The benchmark rig decides whether something leaner wins.
-func newUpstreamClient() *http.Client {
+func newUpstreamClient(connectTimeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy: nil, // never send backend traffic through HTTP_PROXY
 			DialContext: (&net.Dialer{
-				Timeout:   2 * time.Second,
+				Timeout:   connectTimeout,
 				KeepAlive: 30 * time.Second,
 			}).DialContext,
 			MaxIdleConns:        0, // no global cap; per-host below

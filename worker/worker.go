@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -36,7 +35,6 @@ type Options struct {
 // gateway is the state a worker's request handlers share.
 type gateway struct {
 	routes  atomic.Pointer[routeTable]
-	client  *http.Client
 	usage   *usageLog
 	log     *slog.Logger
 	maxBody int64
@@ -59,7 +57,6 @@ func Run(ctx context.Context, o Options) error {
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &gateway{
-		client:   newUpstreamClient(),
 		usage:    usage,
 		log:      o.Log,
 		maxBody:  int64(cfg.MaxBody),

@@ -1,0 +1,83 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// withModelExtra inserts YAML lines into model "m" of baseConfig.
+func withModelExtra(cfg, extra string) string {
+	return strings.Replace(cfg, "        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		"        api_key_env: SLUICE_TEST_BACKEND_KEY\n"+extra, 1)
+}
+
+func timeoutGateway(t *testing.T) (*gateway, *fakevllm.Server) {
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	usage := filepath.Join(t.TempDir(), "u.log")
+	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {stream_idle: 400ms, total: 1500ms}"))
+	g.UsageLog = usage
+	return g, be
+}
+
+// total: a 504 in OpenAI's shape, no retry, and the backend stays in
+// rotation (a slow answer is not a broken backend). stream_idle does not
+// apply without streaming: a silent non-streamed answer is fine.
+func TestTotalTimeoutAndNoIdleLimitWithoutStreaming(t *testing.T) {
+	g, be := timeoutGateway(t)
+	res, body := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"),
+		map[string]string{"X-Fake-Delay-Ms": "5000"})
+	checkError(t, "slow answer", res.StatusCode, body, 504, "upstream_timeout", "total")
+	if n := len(be.Received()); n != 1 {
+		t.Errorf("a timed-out request was sent %d times", n)
+	}
+	// Silent for longer than stream_idle, within total: answered.
+	res, body = post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"),
+		map[string]string{"X-Fake-Delay-Ms": "800"})
+	if res.StatusCode != 200 {
+		t.Fatalf("non-streamed answer after 800 ms of silence: %d %s", res.StatusCode, body)
+	}
+}
+
+// stream_idle: a stream that goes silent mid-way ends with an SSE error
+// event and a clean end of the body, and the usage line says why.
+func TestStreamIdleTimeout(t *testing.T) {
+	g, _ := timeoutGateway(t)
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "x")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("X-Fake-Interval-Ms", "3000")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := readEvents(t, bufio.NewReader(res.Body)) // EOF: the chunked body ended cleanly
+	if len(events) != 2 || !strings.Contains(events[0], `"content":"tok"`) || !strings.Contains(events[1], `"code":"upstream_timeout"`) {
+		t.Fatalf("events: %q", events)
+	}
+	await(t, "usage line", func() bool { return len(g.usageLines()) == 1 })
+	if l := g.usageLines()[0]; l["error"] != "upstream_timeout" {
+		t.Errorf("usage line: %v", l)
+	}
+}
+
+// A backend that dies mid-stream: the client gets a clean error event, and
+// the usage line keeps what was known.
+func TestBackendDiesMidStream(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{Tokens: 5}, "")
+	r, _, _ := openHeldStream(t, g, "die")
+	be.Close() // drops the held stream's connection
+	events := readEvents(t, r)
+	if len(events) != 1 || !strings.Contains(events[0], `"code":"upstream_stream_broken"`) {
+		t.Fatalf("events after the backend died: %q", events)
+	}
+	await(t, "usage line", func() bool { return len(g.usageLines()) == 1 })
+	if l := g.usageLines()[0]; l["error"] != "upstream_stream_broken" || l["events"] != 1.0 || l["ttft_ms"] == nil {
+		t.Errorf("usage line: %v", l)
+	}
+}
