@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -39,9 +40,15 @@ func TestRetryBeforeFirstByte(t *testing.T) {
 			}
 			for i := 0; i < 6; i++ {
 				stream := i%2 == 0
-				res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", stream, fmt.Sprint(i)), nil)
+				sent := chatBody("m", stream, fmt.Sprint(i))
+				res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, sent, nil)
 				if res.StatusCode != 200 {
 					t.Fatalf("request %d (stream %v): %d %s", i, stream, res.StatusCode, out)
+				}
+				// A retried request carries the whole body: the copy kept for
+				// retries must live until the response starts.
+				if !stream && !receivedBody(ok, sent) {
+					t.Fatalf("request %d reached the healthy backend without its exact body", i)
 				}
 			}
 			retried := 0
@@ -73,4 +80,15 @@ func TestRetriesOff(t *testing.T) {
 	if n := len(failing.Received()); n != 1 {
 		t.Fatalf("backend received %d requests, want 1", n)
 	}
+}
+
+// receivedBody reports whether be received exactly body.
+func receivedBody(be *fakevllm.Server, body []byte) bool {
+	want := sha256.Sum256(body)
+	for _, r := range be.Received() {
+		if r.BodySHA256 == want {
+			return true
+		}
+	}
+	return false
 }

@@ -84,6 +84,9 @@ func FuzzRewriteModel(f *testing.F) {
 			t.Fatalf("output does not parse: %s: %v", out, err)
 		}
 		want := strings.ToValidUTF8(upstream, "\uFFFD")
+		if upstream == "" { // no upstream_model: the client's model goes through
+			want, _ = before["model"].(string)
+		}
 		if after["model"] != want && bytes.Count(body, []byte(`"model"`)) == 1 {
 			t.Fatalf("model = %v, want %q", after["model"], want)
 		}

@@ -91,6 +91,13 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// the rewrite moves its bytes.
 	akey, hasKey := m.affinityKey(body, &scan)
 	rec.affinityKey, rec.messages, rec.promptBytes = akey, scan.Messages, scan.PromptBytes
+	rec.streamAsked, rec.upstreamModel = scan.Stream, m.name
+	if m.upstreamModel != "" {
+		rec.upstreamModel = m.upstreamModel
+	}
+	if u := scan.User; u.Len() > 0 && u.Len() <= 256 {
+		rec.userRaw = string(body[u.Start:u.End])
+	}
 
 	// 5. rewrite
 	// A stream whose client did not ask for usage gets include_usage anyway
@@ -147,6 +154,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 				fmt.Sprintf("The backend for model `%s` could not be reached.", m.name)))
 			return
 		}
+		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 		if retryableStatus(res.StatusCode) && attempt < m.retries {
 			g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", attempt+1)
 			res.Body.Close()
@@ -487,7 +495,8 @@ func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
 
 // beginRecord starts the usage record of a request.
 func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
-	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: string(c.Path())}
+	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: string(c.Path()),
+		userAgent: string(c.Request.Header.UserAgent())}
 	rec.clientAddr = c.RemoteAddr().String()
 	return rec
 }

@@ -32,6 +32,12 @@ type usageRecord struct {
 	ttft          time.Duration // to the first content event (streams)
 	events        int64         // stream events from the backend
 	affinityKey   uint64        // XXH3 of the affinity key, 0 without one
+	upstreamModel string        // the model name sent upstream
+	userRaw       string        // the request's "user", as its raw JSON string literal
+	userAgent     string
+	upstreamCode  int           // status of the last backend answer
+	headersAt     time.Duration // to the backend's response headers
+	streamAsked   bool          // the request asked for a stream
 	attempts      int           // upstream attempts
 	tried         []string      // backends tried, in order
 	messages      int
@@ -131,6 +137,24 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 		b = appendJSONString(b, t)
 	}
 	b = append(b, ']')
+	b = append(b, `,"upstream_model":`...)
+	b = appendJSONString(b, r.upstreamModel)
+	b = append(b, `,"user":`...)
+	if r.userRaw == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.userRaw...) // already a JSON string literal, checked by the scanner
+	}
+	b = append(b, `,"user_agent":`...)
+	b = appendJSONString(b, r.userAgent)
+	b = append(b, `,"upstream_status":`...)
+	b = appendInt(b, int64(r.upstreamCode))
+	b = append(b, `,"upstream_headers_ms":`...)
+	b = appendInt(b, r.headersAt.Milliseconds())
+	b = append(b, `,"stream_requested":`...)
+	b = strconv.AppendBool(b, r.streamAsked)
+	b = append(b, `,"usage_injected":`...)
+	b = strconv.AppendBool(b, r.usageInjected)
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, '"')

@@ -52,7 +52,19 @@ type scanner struct {
 	b   []byte
 	i   int
 	err *SyntaxError
+	r   *Request
 }
+
+// What an object being scanned is: its members are handled accordingly.
+// (A kind, not callbacks: closures would escape and allocate per scan.)
+type objectKind int
+
+const (
+	plainObject   objectKind = iota // only validated
+	requestObject                   // the top-level request
+	messageObject                   // an element of "messages"
+	streamOptions                   // the "stream_options" object
+)
 
 func (s *scanner) fail(msg string) {
 	if s.err == nil {
@@ -74,42 +86,13 @@ func (s *scanner) ws() {
 // Scan reads body, which must be one JSON object.
 func Scan(body []byte) (Request, error) {
 	var r Request
-	s := scanner{b: body}
+	s := scanner{b: body, r: &r}
 	s.ws()
 	if s.i >= len(body) || body[s.i] != '{' {
 		s.fail("request body must be a JSON object")
 		return r, s.err
 	}
-	s.object(func(key []byte, v Span) {
-		switch string(key) {
-		case "model":
-			if body[v.Start] == '"' {
-				r.Model = v
-				r.ModelName = unquote(body[v.Start:v.End])
-			}
-		case "stream":
-			r.Stream = string(body[v.Start:v.End]) == "true"
-		case "user":
-			if body[v.Start] == '"' {
-				r.User = v
-			}
-		case "max_tokens", "max_completion_tokens":
-			if n, err := strconv.ParseInt(string(body[v.Start:v.End]), 10, 64); err == nil && n > r.MaxTokens {
-				r.MaxTokens = n
-			}
-		case "prompt", "input":
-			r.FirstContent, r.PromptBytes = v, v.Len()
-		}
-	}, func(key []byte) func() {
-		// Values the scanner descends into as it validates them.
-		switch string(key) {
-		case "messages":
-			return func() { s.messages(&r) }
-		case "stream_options":
-			return func() { s.streamOptions(&r) }
-		}
-		return nil
-	})
+	s.object(requestObject)
 	r.ObjectEnd = s.i - 1
 	s.ws()
 	if s.err == nil && s.i != len(body) {
@@ -118,12 +101,14 @@ func Scan(body []byte) (Request, error) {
 	if s.err != nil {
 		return Request{}, s.err
 	}
+	if r.Model.Len() > 0 {
+		r.ModelName = unquote(body[r.Model.Start:r.Model.End])
+	}
 	return r, nil
 }
 
-// object scans an object at s.i ('{'), calling onValue for each member
-// with its raw value span, or descending with the function descend returns.
-func (s *scanner) object(onValue func(key []byte, v Span), descend func(key []byte) func()) {
+// object scans an object at s.i ('{') of the given kind.
+func (s *scanner) object(kind objectKind) {
 	s.i++ // '{'
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -150,17 +135,18 @@ func (s *scanner) object(onValue func(key []byte, v Span), descend func(key []by
 		s.i++
 		s.ws()
 		start := s.i
-		if d := descendFor(descend, key); d != nil && s.i < len(s.b) {
-			d()
-		} else {
+		switch {
+		case kind == requestObject && string(key) == "messages" && s.i < len(s.b) && s.b[s.i] == '[':
+			s.messages()
+		case kind == requestObject && string(key) == "stream_options" && s.i < len(s.b) && s.b[s.i] == '{':
+			s.object(streamOptions)
+		default:
 			s.value()
 		}
 		if s.err != nil {
 			return
 		}
-		if onValue != nil {
-			onValue(key, Span{start, s.i})
-		}
+		s.member(kind, key, Span{start, s.i})
 		s.ws()
 		if s.i >= len(s.b) {
 			s.fail("unexpected end of JSON input")
@@ -179,21 +165,51 @@ func (s *scanner) object(onValue func(key []byte, v Span), descend func(key []by
 	}
 }
 
-func descendFor(descend func([]byte) func(), key []byte) func() {
-	if descend == nil {
-		return nil
+// member records what the request needs of one scanned member.
+func (s *scanner) member(kind objectKind, key []byte, v Span) {
+	r, b := s.r, s.b
+	switch kind {
+	case requestObject:
+		switch string(key) {
+		case "model":
+			r.Model = Span{}
+			if b[v.Start] == '"' {
+				r.Model = v
+			}
+		case "stream":
+			r.Stream = string(b[v.Start:v.End]) == "true"
+		case "user":
+			if b[v.Start] == '"' {
+				r.User = v
+			}
+		case "max_tokens", "max_completion_tokens":
+			if n, err := strconv.ParseInt(string(b[v.Start:v.End]), 10, 64); err == nil && n > r.MaxTokens {
+				r.MaxTokens = n
+			}
+		case "prompt", "input":
+			r.FirstContent, r.PromptBytes = v, v.Len()
+		case "stream_options":
+			r.StreamOpts = v
+		}
+	case messageObject:
+		if string(key) == "content" {
+			if r.Messages == 0 {
+				r.FirstContent = v
+			}
+			r.PromptBytes += v.Len()
+		}
+	case streamOptions:
+		if string(key) == "include_usage" {
+			r.UsageValue = v
+			r.IncludeUsage = string(b[v.Start:v.End]) == "true"
+		}
 	}
-	return descend(key)
 }
 
-// messages scans the "messages" value: counts its elements, sums their
+// messages scans the "messages" array: counts its elements, sums their
 // content sizes, and keeps the first content's span.
-func (s *scanner) messages(r *Request) {
-	if s.b[s.i] != '[' {
-		s.value()
-		return
-	}
-	s.i++
+func (s *scanner) messages() {
+	s.i++ // '['
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
 		s.i++
@@ -202,41 +218,18 @@ func (s *scanner) messages(r *Request) {
 	for s.err == nil {
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == '{' {
-			s.object(func(key []byte, v Span) {
-				if string(key) == "content" {
-					if r.Messages == 0 {
-						r.FirstContent = v
-					}
-					r.PromptBytes += v.Len()
-				}
-			}, nil)
+			s.object(messageObject)
 		} else {
 			s.value()
 		}
 		if s.err != nil {
 			return
 		}
-		r.Messages++
+		s.r.Messages++
 		if !s.endOfElement(']') {
 			return
 		}
 	}
-}
-
-// streamOptions scans the "stream_options" value for include_usage.
-func (s *scanner) streamOptions(r *Request) {
-	start := s.i
-	if s.b[s.i] == '{' {
-		s.object(func(key []byte, v Span) {
-			if string(key) == "include_usage" {
-				r.UsageValue = v
-				r.IncludeUsage = string(s.b[v.Start:v.End]) == "true"
-			}
-		}, nil)
-	} else {
-		s.value()
-	}
-	r.StreamOpts = Span{start, s.i}
 }
 
 // endOfElement consumes ',' (true: another element follows) or the closing
@@ -269,7 +262,7 @@ func (s *scanner) value() {
 	case c == '"':
 		s.str()
 	case c == '{':
-		s.object(nil, nil)
+		s.object(plainObject)
 	case c == '[':
 		s.i++
 		s.ws()
