@@ -83,7 +83,9 @@ func FuzzRewriteModel(f *testing.F) {
 		if err := json.Unmarshal(out, &after); err != nil {
 			t.Fatalf("output does not parse: %s: %v", out, err)
 		}
-		want := strings.ToValidUTF8(upstream, "\uFFFD")
+		var want string // what encoding/json makes of the name (invalid UTF-8 → U+FFFD per byte)
+		quoted, _ := json.Marshal(upstream)
+		json.Unmarshal(quoted, &want)
 		if upstream == "" { // no upstream_model: the client's model goes through
 			want, _ = before["model"].(string)
 		}
