@@ -20,7 +20,7 @@ func withModelExtra(cfg, extra string) string {
 func timeoutGateway(t *testing.T) (*gateway, *fakevllm.Server) {
 	be := startBackend(t, fakevllm.Options{Tokens: 3})
 	usage := filepath.Join(t.TempDir(), "u.log")
-	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {stream_idle: 400ms, total: 1500ms}"))
+	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {stream_idle: 400ms, total: 3s}"))
 	g.UsageLog = usage
 	return g, be
 }
@@ -31,16 +31,16 @@ func timeoutGateway(t *testing.T) (*gateway, *fakevllm.Server) {
 func TestTotalTimeoutAndNoIdleLimitWithoutStreaming(t *testing.T) {
 	g, be := timeoutGateway(t)
 	res, body := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"),
-		map[string]string{"X-Fake-Delay-Ms": "5000"})
+		map[string]string{"X-Fake-Delay-Ms": "8000"})
 	checkError(t, "slow answer", res.StatusCode, body, 504, "upstream_timeout", "total")
 	if n := len(be.Received()); n != 1 {
 		t.Errorf("a timed-out request was sent %d times", n)
 	}
-	// Silent for longer than stream_idle, within total: answered.
+	// Silent for longer than stream_idle (1 s), well within total: answered.
 	res, body = post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"),
-		map[string]string{"X-Fake-Delay-Ms": "800"})
+		map[string]string{"X-Fake-Delay-Ms": "1000"})
 	if res.StatusCode != 200 {
-		t.Fatalf("non-streamed answer after 800 ms of silence: %d %s", res.StatusCode, body)
+		t.Fatalf("non-streamed answer after 1 s of silence: %d %s", res.StatusCode, body)
 	}
 }
 
