@@ -100,6 +100,10 @@ type Timeouts struct {
 	StreamIdle Duration `yaml:"stream_idle"`
 	// Total bounds the whole upstream exchange (default 10m).
 	Total Duration `yaml:"total"`
+	// FirstTokenDeadline (off by default): a stream whose first event has
+	// not arrived by then, while nothing has gone to the client, is
+	// cancelled on its backend and retried once on the next.
+	FirstTokenDeadline Duration `yaml:"first_token_deadline"`
 }
 
 // Health configures the active health check: GET Path on every backend

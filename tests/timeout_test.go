@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
@@ -80,4 +81,25 @@ func TestBackendDiesMidStream(t *testing.T) {
 	if l := g.usageLines()[0]; l["error"] != "upstream_stream_broken" || l["events"] != 1.0 || l["ttft_ms"] == nil {
 		t.Errorf("usage line: %v", l)
 	}
+}
+
+// first_token_deadline (opt-in): a stream whose first event is late, while
+// nothing has reached the client, is cancelled on its backend (which sees
+// the close) and retried once on the next; the usage line says so.
+func TestFirstTokenDeadline(t *testing.T) {
+	slow := startBackend(t, fakevllm.Options{Tokens: 3, StartDelay: 5 * time.Second})
+	fast := startBackend(t, fakevllm.Options{Tokens: 3})
+	cfg, usage := twoBackendConfig(t, slow.URL(), fast.URL(), "\n    timeouts: {first_token_deadline: 300ms}")
+	g := startGateway(t, cfg)
+	g.UsageLog = usage
+	// Round robin starts at the slow backend in the worker that takes this connection.
+	events, id := streamEvents(t, g, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if len(events) != 5 || events[4] != "[DONE]" {
+		t.Fatalf("events: %q", events)
+	}
+	line := g.usageLineFor(t, id)
+	if line["first_token_retry"] != true || line["attempts"] != 2.0 || line["backend"] != fast.URL() {
+		t.Fatalf("usage line: %v", line)
+	}
+	await(t, "the slow backend to see the cancel", func() bool { return slow.Running() == 0 })
 }

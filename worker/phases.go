@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -126,15 +127,30 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		defer idle.Stop()
 	}
 	var res *http.Response
+	var prefix []byte                                  // a stream's first bytes, read before committing to its backend
+	firstTokenArmed := scan.Stream && m.firstToken > 0 // opt-in, one retry at most
 	for attempt := 0; ; attempt++ {
 		b := candidates[attempt%len(candidates)]
 		rec.backend = b.url
 		rec.attempts++
 		rec.tried = append(rec.tried, b.url)
 		done := m.hold(b)
+		actx, acancel := context.WithCancelCause(upCtx) // this attempt only
+		var ft *firstTokenTimer
+		if firstTokenArmed {
+			ft = startFirstTokenTimer(m.firstToken, acancel)
+		}
 		var err error
-		res, err = g.sendUpstream(upCtx, c, m, b, body)
+		res, err = g.sendUpstream(actx, c, m, b, body)
+		if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
+			prefix, err = readFirst(res.Body)
+			if !ft.arrived() {
+				res.Body.Close()
+				err = errFirstToken
+			}
+		}
 		if err != nil {
+			acancel(nil)
 			done()
 			if ctx.Err() != nil { // the client went away first
 				rec.status, rec.errCode = statusClientClosed, "client_closed"
@@ -142,6 +158,18 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 			}
 			if to := timedOut(upCtx); to != nil { // never retried, never ejects
 				g.fail(c, rec, errTimeout(m, to))
+				return
+			}
+			if ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken) {
+				// Nothing went to the client: cancel on this backend (it sees
+				// the close) and try the next one, once, without a deadline.
+				g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
+				firstTokenArmed, rec.firstTokenRetry = false, true
+				continue
+			}
+			if err == errReadFirst {
+				g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_failed",
+					"The backend closed the stream before its first event."))
 				return
 			}
 			out := b.eject(time.Now())
@@ -154,13 +182,16 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 				fmt.Sprintf("The backend for model `%s` could not be reached.", m.name)))
 			return
 		}
+		ft.stop()
 		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 		if retryableStatus(res.StatusCode) && attempt < m.retries {
 			g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", attempt+1)
 			res.Body.Close()
+			acancel(nil)
 			done()
 			continue
 		}
+		defer acancel(nil)
 		defer done()
 		break
 	}
@@ -174,9 +205,9 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+	if isEventStream(res) {
 		rec.stream = true
-		g.relayStream(ctx, upCtx, c, rec, res.Body, idle, m.streamIdle)
+		g.relayStream(ctx, upCtx, c, rec, prefix, res.Body, idle, m.streamIdle)
 		return
 	}
 	data, err := io.ReadAll(res.Body)
@@ -195,6 +226,61 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.bytesOut = int64(len(data))
 	rec.usage = sse.BodyUsage(data)
 	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
+}
+
+// isEventStream reports whether a backend answer is an SSE stream.
+func isEventStream(res *http.Response) bool {
+	return strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+}
+
+// errFirstToken: a stream's first event did not arrive by first_token_deadline.
+var errFirstToken = errors.New("first token deadline")
+
+// errReadFirst: a stream ended before its first byte.
+var errReadFirst = errors.New("stream ended before its first byte")
+
+// readFirst reads a stream's first bytes.
+func readFirst(body io.Reader) ([]byte, error) {
+	buf := make([]byte, 4<<10)
+	n, err := body.Read(buf)
+	if n > 0 {
+		return buf[:n], nil
+	}
+	if err == nil || err == io.EOF {
+		err = errReadFirst
+	}
+	return nil, err
+}
+
+// firstTokenTimer cancels an attempt whose stream has not started by the
+// deadline. Whichever comes first — the first bytes or the deadline — wins,
+// exactly once, so a stream is never cancelled after it began.
+type firstTokenTimer struct {
+	state atomic.Int32 // 0 waiting, 1 arrived, 2 deadline passed
+	t     *time.Timer
+}
+
+func startFirstTokenTimer(d time.Duration, cancel context.CancelCauseFunc) *firstTokenTimer {
+	ft := &firstTokenTimer{}
+	ft.t = time.AfterFunc(d, func() {
+		if ft.state.CompareAndSwap(0, 2) {
+			cancel(errFirstToken)
+		}
+	})
+	return ft
+}
+
+// arrived records the first bytes; false when the deadline won.
+func (ft *firstTokenTimer) arrived() bool {
+	ft.t.Stop()
+	return ft.state.CompareAndSwap(0, 1) || ft.state.Load() == 1
+}
+
+func (ft *firstTokenTimer) stop() {
+	if ft != nil {
+		ft.t.Stop()
+		ft.state.CompareAndSwap(0, 1)
+	}
 }
 
 // Causes of an upstream request ended by the gateway's own timeouts.
@@ -375,8 +461,8 @@ var streamBufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return
 //
 // A stream that breaks or times out after its headers went out ends with an
 // SSE error event in OpenAI's shape and a clean end of the chunked body.
-func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, body io.Reader,
-	idle *time.Timer, idleFor time.Duration) {
+func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
+	body io.Reader, idle *time.Timer, idleFor time.Duration) {
 	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
 	c.Response.HijackWriter(w)
 	bp := streamBufPool.Get().(*[]byte)
@@ -402,7 +488,14 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		out = append(out, event...)
 	}
 	for {
-		n, rerr := body.Read(buf)
+		var n int
+		var rerr error
+		if len(prefix) > 0 { // bytes read while the first-token deadline ran
+			n = copy(buf, prefix)
+			prefix = prefix[n:]
+		} else {
+			n, rerr = body.Read(buf)
+		}
 		if n > 0 {
 			if idle != nil {
 				idle.Reset(idleFor)

@@ -48,6 +48,7 @@ type modelRoute struct {
 	client         *http.Client // keep-alive pool, with the model's connect timeout
 	streamIdle     time.Duration
 	total          time.Duration
+	firstToken     time.Duration // 0: off
 }
 
 // backendRoute is one upstream server of a model.
@@ -90,6 +91,7 @@ func compileRoutes(c *config.Config) *routeTable {
 			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
 		}
 		mr.client, mr.streamIdle, mr.total = newUpstreamClient(connect), idle, total
+		mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
 		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
 		if mr.healthPath == "" {
 			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval

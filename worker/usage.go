@@ -26,22 +26,23 @@ type usageRecord struct {
 	bytesOut   int64
 	clientAddr string
 
-	usageInjected bool          // the gateway added include_usage to a stream
-	usage         sse.Usage     // tokens, from the usage event or the answer's "usage"
-	finishReason  string        // the last finish_reason seen
-	ttft          time.Duration // to the first content event (streams)
-	events        int64         // stream events from the backend
-	affinityKey   uint64        // XXH3 of the affinity key, 0 without one
-	upstreamModel string        // the model name sent upstream
-	userRaw       string        // the request's "user", as its raw JSON string literal
-	userAgent     string
-	upstreamCode  int           // status of the last backend answer
-	headersAt     time.Duration // to the backend's response headers
-	streamAsked   bool          // the request asked for a stream
-	attempts      int           // upstream attempts
-	tried         []string      // backends tried, in order
-	messages      int
-	promptBytes   int
+	usageInjected   bool          // the gateway added include_usage to a stream
+	usage           sse.Usage     // tokens, from the usage event or the answer's "usage"
+	finishReason    string        // the last finish_reason seen
+	ttft            time.Duration // to the first content event (streams)
+	events          int64         // stream events from the backend
+	affinityKey     uint64        // XXH3 of the affinity key, 0 without one
+	upstreamModel   string        // the model name sent upstream
+	userRaw         string        // the request's "user", as its raw JSON string literal
+	userAgent       string
+	upstreamCode    int           // status of the last backend answer
+	headersAt       time.Duration // to the backend's response headers
+	streamAsked     bool          // the request asked for a stream
+	firstTokenRetry bool          // first_token_deadline passed on a backend; retried on the next
+	attempts        int           // upstream attempts
+	tried           []string      // backends tried, in order
+	messages        int
+	promptBytes     int
 }
 
 // usageLog writes exactly one JSON line per request. Lines are appended into
@@ -153,6 +154,8 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = appendInt(b, r.headersAt.Milliseconds())
 	b = append(b, `,"stream_requested":`...)
 	b = strconv.AppendBool(b, r.streamAsked)
+	b = append(b, `,"first_token_retry":`...)
+	b = strconv.AppendBool(b, r.firstTokenRetry)
 	b = append(b, `,"usage_injected":`...)
 	b = strconv.AppendBool(b, r.usageInjected)
 	b = append(b, `,"affinity_key":"`...)
