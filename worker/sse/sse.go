@@ -84,14 +84,29 @@ func Inspect(event []byte) Event {
 		ev.Done = true
 		return ev
 	}
-	f := gjson.GetManyBytes(data, "choices", "usage", "choices.0.delta.content", "choices.0.text", "choices.0.finish_reason")
-	if f[1].IsObject() {
-		ev.Usage = usageOf(f[1])
-		ev.UsageOnly = !f[0].Exists() || len(f[0].Array()) == 0
+	// Most events are one token: find what is needed with byte searches
+	// and parse only the rare events that carry a finish reason or usage.
+	// (Inside JSON strings quotes are escaped, so these key patterns can
+	// only match real keys.)
+	ev.HasContent = nonEmptyString(data, `"content":"`) || nonEmptyString(data, `"text":"`)
+	if bytes.Contains(data, []byte(`"finish_reason":"`)) {
+		ev.FinishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
 	}
-	ev.HasContent = f[2].Str != "" || f[3].Str != ""
-	ev.FinishReason = f[4].Str
+	if bytes.Contains(data, []byte(`"usage"`)) {
+		f := gjson.GetManyBytes(data, "choices", "usage")
+		if f[1].IsObject() {
+			ev.Usage = usageOf(f[1])
+			ev.UsageOnly = !f[0].Exists() || len(f[0].Array()) == 0
+		}
+	}
 	return ev
+}
+
+// nonEmptyString reports whether data has key (`"name":"`) followed by at
+// least one character before the closing quote.
+func nonEmptyString(data []byte, key string) bool {
+	i := bytes.Index(data, []byte(key))
+	return i >= 0 && i+len(key) < len(data) && data[i+len(key)] != '"'
 }
 
 // dataOf returns the payload of an event's data line(s), joined as one

@@ -92,3 +92,12 @@ func FuzzBodyUsage(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkInspectTokenEvent: the per-event cost of reading a token event.
+func BenchmarkInspectTokenEvent(b *testing.B) {
+	ev := []byte(strings.SplitAfter(vllmStream, "\n\n")[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		Inspect(ev)
+	}
+}
