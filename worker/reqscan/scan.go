@@ -109,10 +109,7 @@ func Scan(body []byte) (Request, error) {
 
 // object scans an object at s.i ('{') of the given kind.
 func (s *scanner) object(kind objectKind) {
-	s.i++ // '{'
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	if s.open('}') {
 		return
 	}
 	for s.err == nil {
@@ -147,22 +144,22 @@ func (s *scanner) object(kind objectKind) {
 			return
 		}
 		s.member(kind, key, Span{start, s.i})
-		s.ws()
-		if s.i >= len(s.b) {
-			s.fail("unexpected end of JSON input")
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return
-		default:
-			s.fail("expected ',' or '}' in an object")
+		if !s.endOfElement('}') {
 			return
 		}
 	}
+}
+
+// open consumes an object's or array's opening bracket and the whitespace
+// after it, and reports whether the container is empty (closer consumed).
+func (s *scanner) open(closer byte) (empty bool) {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closer {
+		s.i++
+		return true
+	}
+	return false
 }
 
 // member records what the request needs of one scanned member.
@@ -209,10 +206,7 @@ func (s *scanner) member(kind objectKind, key []byte, v Span) {
 // messages scans the "messages" array: counts its elements, sums their
 // content sizes, and keeps the first content's span.
 func (s *scanner) messages() {
-	s.i++ // '['
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	if s.open(']') {
 		return
 	}
 	for s.err == nil {
@@ -264,10 +258,7 @@ func (s *scanner) value() {
 	case c == '{':
 		s.object(plainObject)
 	case c == '[':
-		s.i++
-		s.ws()
-		if s.i < len(s.b) && s.b[s.i] == ']' {
-			s.i++
+		if s.open(']') {
 			return
 		}
 		for s.err == nil {
