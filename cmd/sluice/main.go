@@ -18,6 +18,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/supervisor"
@@ -158,6 +159,18 @@ func runWorker(args []string) error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	// SLUICE_WORKER_HEAPPROFILE=PREFIX: each worker rewrites a heap profile
+	// at PREFIX.<slot> every 2 s (to see what open streams hold).
+	if prefix := os.Getenv("SLUICE_WORKER_HEAPPROFILE"); prefix != "" {
+		go func() {
+			for range time.Tick(2 * time.Second) {
+				if f, err := os.Create(fmt.Sprintf("%s.%d", prefix, *slot)); err == nil {
+					pprof.WriteHeapProfile(f) //nolint:errcheck
+					f.Close()
+				}
+			}
+		}()
 	}
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
