@@ -87,10 +87,5 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendJSONBytes is appendJSONString for a byte slice.
-func appendJSONBytes(b, s []byte) []byte {
-	return appendJSONString(b, string(s)) // no copy: the conversion does not escape
-}
-
 // appendInt appends a decimal integer.
 func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }

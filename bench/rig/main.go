@@ -14,7 +14,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"log"
 	"net"
 	"os"
@@ -221,17 +220,17 @@ func runDriver(proxy string, pid int, url string, args ...string) Measurement {
 	stopSampling := make(chan struct{})
 	sampled := make(chan int64)
 	go func() {
-		var max int64
+		var peak int64
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case <-stopSampling:
-				sampled <- max
+				sampled <- peak
 				return
 			case <-tick.C:
 				if pid > 0 {
-					max = maxInt(max, rssKiB(pid))
+					peak = max(peak, rssKiB(pid))
 				}
 			}
 		}
@@ -262,13 +261,6 @@ func runDriver(proxy string, pid int, url string, args ...string) Measurement {
 	return m
 }
 
-func maxInt(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -277,17 +269,6 @@ func median(xs []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
-
-func selected(name string) bool {
-	for _, p := range strings.Split(*proxies, ",") {
-		if p == name {
-			return true
-		}
-	}
-	return false
-}
-
-func fmtDur(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // readResults loads a results file written by an earlier run.
 func readResults(path string) []Measurement {
