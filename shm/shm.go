@@ -1,0 +1,400 @@
+// Package shm is the state sluice's worker processes share: one memory
+// region, created by the supervisor and mapped by every worker, holding a
+// fixed-capacity table of named cells — a key's limiter state, a backend's
+// in-flight count, a model's queue. A cell is found by a stable hash of a
+// stable name ("key/team-a", "backend/llama/http://10.0.0.5:8000"), so the
+// same name lands on the same cell across worker restarts and reloads, and
+// counters carry on untouched while the routes around them are replaced.
+//
+// Every shared field is an 8-byte aligned int64 changed only with
+// sync/atomic, as nginx's workers share their zones. Whatever a request
+// holds (a backend slot, a concurrency place, a queue place) is counted in
+// its worker's own column of the cell, so the gauge is the sum of the
+// columns and the supervisor gives back exactly what a dead worker held by
+// zeroing that worker's column: a gauge cannot stay up with nothing running.
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/edsrzf/mmap-go"
+	"github.com/zeebo/xxh3"
+	"golang.org/x/sys/unix"
+)
+
+// Magic marks a sluice region; LayoutVersion changes with any change of the
+// layout below, and a region of another version is refused.
+const (
+	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
+	LayoutVersion = 1
+)
+
+// Header words, in int64 units from the start of the region.
+const (
+	hMagic = iota
+	hVersion
+	hSize
+	hCells
+	hColumns
+	hCellWords
+	hGeneration
+	hEpoch // unix ns at creation: limiter times are kept relative to it
+	hUsed  // cells allocated
+	headerWords = 16
+)
+
+// Cell words, in int64 units from the start of a cell.
+const (
+	cHashLo   = 0 // 0: the cell is free; published last
+	cHashHi   = 1
+	cNameLen  = 2
+	cName     = 3 // nameWords words of the name, for display
+	nameWords = 12
+	cScalars  = cName + nameWords // NumScalars scalar fields
+	cColumns  = cScalars + NumScalars
+	// NameDisplayMax is how much of a cell's name is kept for display;
+	// identity is the 128-bit hash of the whole name.
+	NameDisplayMax = nameWords * 8
+)
+
+// Scalar fields of a cell, shared by all workers.
+const (
+	// RequestTAT is the request limiter's theoretical arrival time (GCRA).
+	RequestTAT = iota
+	// TokenTAT is the token limiter's theoretical arrival time (GCRA).
+	TokenTAT
+	// Ticket is a queue's next ticket number.
+	Ticket
+	// LastRelease is when a slot was last freed, ns since the epoch, for
+	// measuring the queue's hand-off.
+	LastRelease
+	// NumScalars is the number of scalar fields.
+	NumScalars = 8
+)
+
+// NoMark is the value of an unset mark (see Cell.SetMark).
+const NoMark = math.MaxInt64
+
+// Region is one mapping of the shared region.
+type Region struct {
+	file  *os.File
+	mem   mmap.MMap
+	words []int64 // the region as int64 words
+	cells int
+	cols  int
+	cw    int // words per cell
+}
+
+// Size returns the bytes a region of the given capacity takes.
+func Size(cells, columns int) int {
+	return (headerWords + cells*cellWords(columns)) * 8
+}
+
+// cellWords is a cell's size in words, rounded up to a 64-byte line.
+func cellWords(columns int) int {
+	return (cColumns + 2*columns + 7) &^ 7
+}
+
+// Create makes a new region in an anonymous memory file (memfd: nothing is
+// left behind in /dev/shm when sluice dies) with room for cells named cells
+// and columns worker columns, and maps it.
+func Create(cells, columns int) (*Region, error) {
+	if cells < 1 || columns < 1 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns is not a region", cells, columns)
+	}
+	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("shm: memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "sluice-shm")
+	size := Size(cells, columns)
+	if err := f.Truncate(int64(size)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shm: size the region: %w", err)
+	}
+	r, err := mapFile(f, size)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w := r.words
+	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
+	w[hEpoch] = time.Now().UnixNano()
+	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
+	for i := 0; i < cells; i++ {
+		for col := 0; col < columns; col++ {
+			w[r.cellBase(i)+cColumns+columns+col] = NoMark
+		}
+	}
+	atomic.StoreInt64(&w[hMagic], Magic) // last: a reader never sees half a header
+	return r, nil
+}
+
+// Open maps a region handed over as an open file (a worker's inherited fd)
+// and checks that it is one this binary understands.
+func Open(f *os.File) (*Region, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("shm: %w", err)
+	}
+	if st.Size() < headerWords*8 {
+		return nil, fmt.Errorf("shm: the region is %d bytes, too small to be a sluice region", st.Size())
+	}
+	r, err := mapFile(f, int(st.Size()))
+	if err != nil {
+		return nil, err
+	}
+	w := r.words
+	// On a refusal only the mapping goes: the file is the caller's.
+	switch {
+	case atomic.LoadInt64(&w[hMagic]) != Magic:
+		r.mem.Unmap() //nolint:errcheck
+		return nil, errors.New("shm: the region is not a sluice region (bad magic)")
+	case w[hVersion] != LayoutVersion:
+		v := w[hVersion]
+		r.mem.Unmap() //nolint:errcheck
+		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
+			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
+	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
+		Size(int(w[hCells]), int(w[hColumns])) != int(w[hSize]):
+		r.mem.Unmap() //nolint:errcheck
+		return nil, errors.New("shm: the region's header does not match its size")
+	}
+	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
+	return r, nil
+}
+
+func mapFile(f *os.File, size int) (*Region, error) {
+	mem, err := mmap.Map(f, mmap.RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mmap: %w", err)
+	}
+	if len(mem) < size {
+		mem.Unmap() //nolint:errcheck
+		return nil, errors.New("shm: mapping shorter than the region")
+	}
+	// mmap returns page-aligned memory, so every word is 8-byte aligned.
+	words := unsafe.Slice((*int64)(unsafe.Pointer(&mem[0])), size/8)
+	return &Region{file: f, mem: mem, words: words}, nil
+}
+
+// File is the region's memory file, to hand to worker processes.
+func (r *Region) File() *os.File { return r.file }
+
+// Close unmaps the region and closes its file. Cells must not be used after.
+func (r *Region) Close() error {
+	err := r.mem.Unmap()
+	if r.file != nil {
+		r.file.Close()
+	}
+	return err
+}
+
+// Capacity is the number of cells the region holds.
+func (r *Region) Capacity() int { return r.cells }
+
+// Columns is the number of worker columns of every cell.
+func (r *Region) Columns() int { return r.cols }
+
+// Used is the number of cells allocated.
+func (r *Region) Used() int { return int(atomic.LoadInt64(&r.words[hUsed])) }
+
+// Generation is a counter the supervisor bumps on every configuration it
+// applies (see BumpGeneration).
+func (r *Region) Generation() int64 { return atomic.LoadInt64(&r.words[hGeneration]) }
+
+// BumpGeneration increments the generation and returns the new value.
+func (r *Region) BumpGeneration() int64 { return atomic.AddInt64(&r.words[hGeneration], 1) }
+
+// Now is the current time in the region's clock: nanoseconds since the
+// region was created, the same in every process that maps it.
+func (r *Region) Now() int64 { return time.Now().UnixNano() - r.words[hEpoch] }
+
+func (r *Region) cellBase(i int) int { return headerWords + i*r.cw }
+
+func nameHash(name string) (lo, hi int64) {
+	h := xxh3.HashString128(name)
+	return int64(h.Lo | 1), int64(h.Hi) // lo is never 0: 0 marks a free cell
+}
+
+// ErrFull is Alloc's error when every cell is taken.
+var ErrFull = errors.New("shm: every cell of the region is taken")
+
+// Alloc returns the cell of name, allocating it when it does not exist yet.
+// Only one process may allocate (the supervisor); workers use Lookup.
+func (r *Region) Alloc(name string) (*Cell, error) {
+	lo, hi := nameHash(name)
+	for probe, i := 0, r.home(lo); probe < r.cells; probe, i = probe+1, (i+1)%r.cells {
+		base := r.cellBase(i)
+		cur := atomic.LoadInt64(&r.words[base+cHashLo])
+		if cur == lo && r.words[base+cHashHi] == hi {
+			return r.cell(i), nil
+		}
+		if cur != 0 {
+			continue
+		}
+		w := r.words[base : base+r.cw]
+		for k := range w {
+			w[k] = 0
+		}
+		for col := 0; col < r.cols; col++ {
+			w[cColumns+r.cols+col] = NoMark
+		}
+		w[cHashHi], w[cNameLen] = hi, int64(len(name))
+		nb := unsafe.Slice((*byte)(unsafe.Pointer(&w[cName])), NameDisplayMax)
+		copy(nb, name)
+		atomic.StoreInt64(&w[cHashLo], lo) // publish last
+		atomic.AddInt64(&r.words[hUsed], 1)
+		return r.cell(i), nil
+	}
+	return nil, ErrFull
+}
+
+// Lookup returns the cell of name, or nil when it has not been allocated.
+func (r *Region) Lookup(name string) *Cell {
+	lo, hi := nameHash(name)
+	for probe, i := 0, r.home(lo); probe < r.cells; probe, i = probe+1, (i+1)%r.cells {
+		base := r.cellBase(i)
+		cur := atomic.LoadInt64(&r.words[base+cHashLo])
+		if cur == 0 {
+			return nil
+		}
+		if cur == lo && r.words[base+cHashHi] == hi {
+			return r.cell(i)
+		}
+	}
+	return nil
+}
+
+func (r *Region) home(lo int64) int { return int(uint64(lo) % uint64(r.cells)) }
+
+func (r *Region) cell(i int) *Cell {
+	base := r.cellBase(i)
+	return &Cell{w: r.words[base : base+r.cw], cols: r.cols, region: r}
+}
+
+// Cells calls fn with every allocated cell and its (display) name.
+func (r *Region) Cells(fn func(name string, c *Cell)) {
+	for i := 0; i < r.cells; i++ {
+		c := r.cell(i)
+		if atomic.LoadInt64(&c.w[cHashLo]) != 0 {
+			fn(c.Name(), c)
+		}
+	}
+}
+
+// ReleaseColumn gives back everything worker column col holds in every
+// cell: its held counts go to zero and its marks are cleared. The
+// supervisor calls it when a worker has died, before a new worker takes
+// the column.
+func (r *Region) ReleaseColumn(col int) (released int64) {
+	r.Cells(func(_ string, c *Cell) {
+		released += atomic.SwapInt64(&c.w[cColumns+col], 0)
+		atomic.StoreInt64(&c.w[cColumns+c.cols+col], NoMark)
+	})
+	return released
+}
+
+// Cell is one named cell: scalar fields shared by all workers, and per
+// worker a held count and a mark.
+type Cell struct {
+	w      []int64
+	cols   int
+	region *Region
+}
+
+// Name is the cell's name (its first NameDisplayMax bytes).
+func (c *Cell) Name() string {
+	n := min(int(c.w[cNameLen]), NameDisplayMax)
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&c.w[cName])), NameDisplayMax)[:n])
+}
+
+// Scalar returns a pointer to scalar field i, for sync/atomic.
+func (c *Cell) Scalar(i int) *int64 { return &c.w[cScalars+i] }
+
+// Held is what worker column col holds.
+func (c *Cell) Held(col int) int64 { return atomic.LoadInt64(&c.w[cColumns+col]) }
+
+// Total is the sum over all worker columns: the cell's gauge.
+func (c *Cell) Total() int64 {
+	var t int64
+	col := c.w[cColumns : cColumns+c.cols]
+	for i := range col {
+		t += atomic.LoadInt64(&col[i])
+	}
+	return t
+}
+
+// Add changes worker column col's held count by d.
+func (c *Cell) Add(col int, d int64) { atomic.AddInt64(&c.w[cColumns+col], d) }
+
+// Acquire takes one place for worker column col if the total stays within
+// limit, and reports whether it did. It counts the place in the worker's
+// own column first and checks the sum after: whoever sees a sum over the
+// limit gives its place back, so the limit is never exceeded across
+// workers. Two workers racing for the last place may both give it back;
+// Acquire then tries again while a place is free (a few times: a
+// transient refusal under a race is possible, an overshoot is not).
+func (c *Cell) Acquire(col int, limit int64) bool {
+	p := &c.w[cColumns+col]
+	for try := 0; try < 4; try++ {
+		atomic.AddInt64(p, 1)
+		if c.Total() <= limit {
+			return true
+		}
+		atomic.AddInt64(p, -1)
+		if c.Total() >= limit {
+			return false
+		}
+	}
+	return false
+}
+
+// Release gives back one place of worker column col.
+func (c *Cell) Release(col int) { atomic.AddInt64(&c.w[cColumns+col], -1) }
+
+// SetMark sets worker column col's mark (a queue's oldest local ticket).
+func (c *Cell) SetMark(col int, v int64) { atomic.StoreInt64(&c.w[cColumns+c.cols+col], v) }
+
+// MinMark returns the smallest mark over all columns and its column;
+// NoMark and -1 when none is set.
+func (c *Cell) MinMark() (int64, int) {
+	best, at := int64(NoMark), -1
+	for col := 0; col < c.cols; col++ {
+		if v := atomic.LoadInt64(&c.w[cColumns+c.cols+col]); v < best {
+			best, at = v, col
+		}
+	}
+	return best, at
+}
+
+// GCRA spends cost from the rate limiter in scalar field i (the generic
+// cell rate algorithm: one compare-and-swap on a theoretical arrival time,
+// so the limit is exact however requests spread over workers). A limiter
+// admits while its TAT stays within window of now; cost and window are in
+// nanoseconds of the region clock. It returns whether it admitted and the
+// TAT after (admitted) or as found (refused).
+func (c *Cell) GCRA(i int, now, cost, window int64) (bool, int64) {
+	p := &c.w[cScalars+i]
+	for {
+		old := atomic.LoadInt64(p)
+		next := max(old, now) + cost
+		if next-now > window {
+			return false, old
+		}
+		if atomic.CompareAndSwapInt64(p, old, next) {
+			return true, next
+		}
+	}
+}
+
+// Settle corrects a limiter after the fact by delta nanoseconds (negative:
+// a refund of a reservation larger than what was used). A TAT that falls
+// behind now is harmless: GCRA reads it as max(TAT, now).
+func (c *Cell) Settle(i int, delta int64) { atomic.AddInt64(&c.w[cScalars+i], delta) }
