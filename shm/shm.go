@@ -44,8 +44,8 @@ const (
 	hColumns
 	hCellWords
 	hGeneration
-	hEpoch // unix ns at creation: limiter times are kept relative to it
-	hUsed  // cells allocated
+	hEpoch      // unix ns at creation: limiter times are kept relative to it
+	hUsed       // cells allocated
 	headerWords = 16
 )
 
