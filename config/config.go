@@ -24,6 +24,10 @@ const (
 	DefaultAffinityLoadCap = 1.25
 	DefaultRetries         = 2
 	DefaultHealthInterval  = 5 * time.Second
+	DefaultShmCells        = 4096
+	DefaultQueueMax        = 1000
+	DefaultQueueTimeout    = 30 * time.Second
+	DefaultMaxTokens       = 1024
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -48,6 +52,9 @@ type Config struct {
 	// UsageLog is where the one-line-per-request usage log goes: "stdout",
 	// "off" or a file path (opened for append).
 	UsageLog string `yaml:"usage_log"`
+	// ShmCells is the capacity of the shared-memory region in named cells:
+	// one per key, per model (its queue) and per backend of a model.
+	ShmCells int `yaml:"shm_cells"`
 	// Keys are the API keys clients may use.
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
@@ -62,6 +69,16 @@ type Key struct {
 	SHA256 string `yaml:"sha256"`
 	// Models lists the model names this key may use; "*" allows all.
 	Models []string `yaml:"models"`
+	// RequestsPerMinute limits the key's requests (0: no limit), exactly
+	// across all workers; a burst of up to the limit is admitted at once.
+	RequestsPerMinute int64 `yaml:"requests_per_minute"`
+	// TokensPerMinute limits the key's tokens (0: no limit). A request
+	// reserves its max_tokens (or the model's default_max_tokens) plus
+	// prompt bytes / 4 when admitted; the reservation is settled against
+	// the usage the backend reports when the response ends.
+	TokensPerMinute int64 `yaml:"tokens_per_minute"`
+	// MaxConcurrent limits the key's requests in flight (0: no limit).
+	MaxConcurrent int64 `yaml:"max_concurrent"`
 }
 
 // Model is a model name clients send in the JSON "model" field.
@@ -84,6 +101,12 @@ type Model struct {
 	Health Health `yaml:"health"`
 	// Timeouts bound the upstream leg of a request.
 	Timeouts Timeouts `yaml:"timeouts"`
+	// Queue is where requests wait while every backend's slots are taken.
+	Queue Queue `yaml:"queue"`
+	// DefaultMaxTokens is the completion size a token limit reserves for a
+	// request that sets neither max_tokens nor max_completion_tokens
+	// (default 1024).
+	DefaultMaxTokens int64 `yaml:"default_max_tokens"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	Backends []Backend `yaml:"backends"`
 }
@@ -106,6 +129,16 @@ type Timeouts struct {
 	FirstTokenDeadline Duration `yaml:"first_token_deadline"`
 }
 
+// Queue bounds the wait for a backend slot. One queue per model, shared by
+// all workers, served roughly in arrival order.
+type Queue struct {
+	// Max is how many requests may wait (default 1000; 0: none wait, a
+	// request finding every slot taken is refused at once). Beyond it: 429.
+	Max *int `yaml:"max"`
+	// Timeout is the longest a request waits (default 30s); then 503.
+	Timeout Duration `yaml:"timeout"`
+}
+
 // Health configures the active health check: GET Path on every backend
 // every Interval; a backend is in rotation only after a 2xx (an open port is
 // not health: vLLM listens while it is still loading the model).
@@ -118,7 +151,8 @@ type Health struct {
 type Backend struct {
 	// URL is the backend's base URL, scheme://host:port, without a path.
 	URL string `yaml:"url"`
-	// Slots is how many requests the backend serves at once.
+	// Slots is how many requests the backend serves at once, counted across
+	// all workers; a request beyond them waits in the model's queue.
 	Slots int `yaml:"slots"`
 	// APIKeyEnv names an environment variable holding the backend's own
 	// API key, sent as "Authorization: Bearer …".
@@ -225,6 +259,16 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 	return e
 }
 
+// CellsNeeded is how many shared-memory cells the configuration takes: one
+// per key, one per model (its queue), one per backend of each model.
+func (c *Config) CellsNeeded() int {
+	n := len(c.Keys) + len(c.Models)
+	for _, m := range c.Models {
+		n += len(m.Backends)
+	}
+	return n
+}
+
 // applyDefaults fills every field the file left out.
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {
@@ -244,6 +288,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.UsageLog == "" {
 		c.UsageLog = DefaultUsageLog
+	}
+	if c.ShmCells == 0 {
+		c.ShmCells = DefaultShmCells
 	}
 	for i := range c.Models {
 		m := &c.Models[i]
@@ -271,6 +318,16 @@ func (c *Config) applyDefaults() {
 		if m.Retries == nil {
 			r := DefaultRetries
 			m.Retries = &r
+		}
+		if m.Queue.Max == nil {
+			q := DefaultQueueMax
+			m.Queue.Max = &q
+		}
+		if m.Queue.Timeout == 0 {
+			m.Queue.Timeout = Duration(DefaultQueueTimeout)
+		}
+		if m.DefaultMaxTokens == 0 {
+			m.DefaultMaxTokens = DefaultMaxTokens
 		}
 	}
 }

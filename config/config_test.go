@@ -37,6 +37,10 @@ func TestParseValidAndDefaults(t *testing.T) {
 	if got := c.Models[0].Backends[0].Slots; got != 16 {
 		t.Errorf("slots = %d", got)
 	}
+	m := c.Models[0]
+	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
+		t.Errorf("defaults: queue %d/%v default_max_tokens %d shm_cells %d", *m.Queue.Max, time.Duration(m.Queue.Timeout), m.DefaultMaxTokens, c.ShmCells)
+	}
 }
 
 func TestParseTypedFields(t *testing.T) {
@@ -69,6 +73,9 @@ func TestParseProblems(t *testing.T) {
 		{"missing env", "slots: 16", "slots: 16\n        api_key_env: SLUICE_TEST_SURELY_UNSET", []string{"models[0].backends[0].api_key_env", "SLUICE_TEST_SURELY_UNSET is not set"}},
 		{"duplicate model", "models:\n", "models:\n  - name: llama-3.1-8b\n    backends: [{url: 'http://127.0.0.1:1', slots: 1}]\n", []string{"models[1].name", "duplicate model name"}},
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
+		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
+		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
+		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 3 shared-memory cells", "raise shm_cells"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 	}
 	for _, tc := range cases {

@@ -180,6 +180,12 @@ func (c *Config) validate() Problems {
 		if *m.Retries < 0 {
 			add(p+".retries", "must be 0 or more, got %d", *m.Retries)
 		}
+		if *m.Queue.Max < 0 {
+			add(p+".queue.max", "must be 0 or more, got %d", *m.Queue.Max)
+		}
+		if m.DefaultMaxTokens < 1 {
+			add(p+".default_max_tokens", "must be at least 1, got %d", m.DefaultMaxTokens)
+		}
 		if m.AffinityLoadCap < 1 {
 			add(p+".affinity_load_cap", "must be at least 1 (1.25 lets a backend take 25%% more than an even share), got %v", m.AffinityLoadCap)
 		}
@@ -226,6 +232,20 @@ func (c *Config) validate() Problems {
 				add(fmt.Sprintf("%s.models[%d]", p, j), "unknown model %q", m)
 			}
 		}
+		for _, l := range []struct {
+			field string
+			v     int64
+		}{{"requests_per_minute", k.RequestsPerMinute}, {"tokens_per_minute", k.TokensPerMinute}, {"max_concurrent", k.MaxConcurrent}} {
+			if l.v < 0 {
+				add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
+			}
+		}
+	}
+	if c.ShmCells < 1 {
+		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
+	} else if need := c.CellsNeeded(); need > c.ShmCells {
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend) "+
+			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps
 }
