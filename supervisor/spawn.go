@@ -19,6 +19,15 @@ const (
 	WorkerConfigFD = 4
 	// WorkerReadyFD is a pipe the worker writes "ready\n" to once it serves.
 	WorkerReadyFD = 5
+	// WorkerRegionFD is the shared-memory region (a memfd).
+	WorkerRegionFD = 6
+	// WorkerWakeFD is the read end of the worker's wake pipe: another
+	// worker writes a byte to it when a slot frees for this worker's
+	// oldest queued request.
+	WorkerWakeFD = 7
+	// WorkerWakeAllFD is the first of the write ends of every slot's wake
+	// pipe, in slot order (as many as the --wake flag says).
+	WorkerWakeAllFD = 8
 )
 
 // allowedCPUs returns the CPUs this process may run on, from its affinity
@@ -47,7 +56,7 @@ func allowedCPUs() []int {
 // the child exits (golang/go#27505), and when cpu >= 0 the thread's affinity
 // is set to that CPU first, so the child starts pinned and its runtime sizes
 // itself for that one CPU.
-func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File) (*exec.Cmd, error) {
+func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File, wakes int) (*exec.Cmd, error) {
 	if cpu >= 0 {
 		var set unix.CPUSet
 		set.Set(cpu)
@@ -55,12 +64,47 @@ func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File) (*exec
 			return nil, err
 		}
 	}
-	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(slot))
+	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(slot), "--wake", strconv.Itoa(wakes))
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.ExtraFiles = files // fd 3, 4, 5: exec clears FD_CLOEXEC on these
+	cmd.ExtraFiles = files // fd 3, 4, …: exec clears FD_CLOEXEC on these
 	// SIGTERM, not SIGKILL: a worker orphaned by a killed supervisor still
 	// drains its streams before it exits.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	return cmd, cmd.Start()
+}
+
+// wakePipe is one slot's wake pipe. Both ends are non-blocking: a writer
+// finding it full knows a wake-up is already pending. The supervisor keeps
+// both ends open for its whole life, so a pipe outlives its worker the way
+// the slot's socket does.
+type wakePipe struct {
+	r, w *os.File // for ExtraFiles
+	wfd  int      // the write end, for raw non-blocking writes
+}
+
+func newWakePipe() (wakePipe, error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return wakePipe{}, err
+	}
+	// The files are made while the fds still block, so os.File treats them
+	// as plain blocking files and its Fd (which exec calls on ExtraFiles)
+	// leaves their flags alone; O_NONBLOCK is set behind its back. Had
+	// os.File seen them non-blocking, Fd would make them blocking again —
+	// for every process sharing the pipe.
+	p := wakePipe{r: os.NewFile(uintptr(fds[0]), "wake-r"), w: os.NewFile(uintptr(fds[1]), "wake-w"), wfd: fds[1]}
+	for _, fd := range fds {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			p.r.Close()
+			p.w.Close()
+			return wakePipe{}, err
+		}
+	}
+	return p, nil
+}
+
+// poke writes one wake-up byte; a full pipe already has one pending.
+func (p wakePipe) poke() {
+	unix.Write(p.wfd, []byte{1}) //nolint:errcheck // EAGAIN: a wake-up is pending
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
 )
 
 // Options is what the supervisor runs.
@@ -48,6 +49,7 @@ type slot struct {
 	n      int
 	cpu    int // -1 when not pinned
 	socket *os.File
+	wake   wakePipe
 	ready  atomic.Bool
 	mu     sync.Mutex
 	proc   *os.Process // nil while no worker runs
@@ -60,6 +62,8 @@ type supervisor struct {
 	slots    []*slot
 	stopping atomic.Bool
 	stopCh   chan struct{}
+	region   *shm.Region
+	metrics  *metrics
 
 	socketsOnce sync.Once
 	sockets     []*os.File
@@ -94,8 +98,27 @@ func Run(ctx context.Context, o Options) error {
 		if cfg.PinCPUs {
 			sl.cpu = cpus[i%len(cpus)]
 		}
+		if sl.wake, err = newWakePipe(); err != nil {
+			return fmt.Errorf("wake pipe: %w", err)
+		}
+		defer sl.wake.r.Close()
+		defer sl.wake.w.Close()
 		s.slots = append(s.slots, sl)
 	}
+
+	// The shared region: a column per worker slot, and as many again for
+	// workers that replace others while those drain.
+	region, err := shm.Create(cfg.ShmCells, (2*n+7)&^7)
+	if err != nil {
+		return err
+	}
+	defer region.Close()
+	if _, err := shm.AllocConfig(region, cfg); err != nil {
+		return err
+	}
+	region.BumpGeneration()
+	s.region = region
+	s.metrics = newMetrics(s)
 
 	admin, adminAddr, err := s.startAdmin(cfg.Admin)
 	if err != nil {
@@ -188,6 +211,7 @@ func (s *supervisor) runSlot(sl *slot) {
 			sl.mu.Lock()
 			sl.proc = nil
 			sl.mu.Unlock()
+			s.releaseWorker(sl, cmd.Process.Pid)
 			if s.stopping.Load() {
 				s.log.Info("worker exited", "slot", sl.n, "pid", cmd.Process.Pid, "status", exitReason(err))
 				return
@@ -195,6 +219,7 @@ func (s *supervisor) runSlot(sl *slot) {
 			if time.Since(began) > stableUptime {
 				backoff = minBackoff
 			}
+			s.metrics.restarts.Inc()
 			s.log.Error("worker exited unexpectedly; restarting", "slot", sl.n, "pid", cmd.Process.Pid,
 				"status", exitReason(err), "uptime", time.Since(began).Round(time.Millisecond).String(),
 				"restart_in", backoff.String())
@@ -220,8 +245,12 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 		cfgW.Close()
 		return nil, err
 	}
+	files := []*os.File{sl.socket, cfgR, readyW, s.region.File(), sl.wake.r}
+	for _, other := range s.slots {
+		files = append(files, other.wake.w)
+	}
 	sl.mu.Lock()
-	cmd, err := startWorker(s.exe, sl.n, sl.cpu, s.o.Config.GoMaxProcs, []*os.File{sl.socket, cfgR, readyW})
+	cmd, err := startWorker(s.exe, sl.n, sl.cpu, s.o.Config.GoMaxProcs, files, len(s.slots))
 	if err == nil {
 		sl.proc = cmd.Process
 	}
@@ -248,6 +277,20 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 		}
 	}()
 	return cmd, nil
+}
+
+// releaseWorker gives back everything a worker that has exited held in the
+// shared region (slots, concurrency places, queue places), before another
+// worker takes its column, and wakes the others: what it held may be what
+// their queued requests wait for.
+func (s *supervisor) releaseWorker(sl *slot, pid int) {
+	if n := s.region.ReleaseColumn(sl.n); n != 0 {
+		s.metrics.released.Add(float64(n))
+		s.log.Warn("gave back what an exited worker held in shared memory", "slot", sl.n, "pid", pid, "places", n)
+	}
+	for _, other := range s.slots {
+		other.wake.poke()
+	}
 }
 
 // exitReason describes how a worker ended: exit code or signal.
@@ -289,6 +332,7 @@ func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
+	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ready := 0
 		for _, sl := range s.slots {

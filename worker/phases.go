@@ -28,16 +28,17 @@ import (
 //	2. body      read the body, bounded by max_body (413)
 //	3. scan      find "model" in the JSON (400)
 //	4. route     model → models[] entry (404), key may use it (403)
-//	5. rewrite   upstream_model replaces "model", stream_options.include_usage
+//	5. limits    the key's max_concurrent, requests and tokens per minute,
+//	             exact across workers (429 with x-ratelimit-* headers)
+//	6. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams, in the bytes
-//	6. backend   rendezvous hashing on the affinity key, bounded by load
-//	7. upstream  send over the keep-alive pool, headers filtered; retried on the
+//	7. backend   rendezvous hashing on the affinity key, bounded by load
+//	8. slot      a free slot on the best candidate, else wait in the model's
+//	             queue (429 queue_full, 503 queue_timeout)
+//	9. upstream  send over the keep-alive pool, headers filtered; retried on the
 //	             next backend before the first byte reaches the client (502)
-//	8. respond   SSE event by event as it arrives, or the whole answer
-//	9. log       one usage line, whatever happened above
-//
-// Later issues insert their phases here (limits after route, slot/queue
-// before upstream).
+//	10. respond  SSE event by event as it arrives, or the whole answer
+//	11. log      one usage line, whatever happened above
 
 // proxy handles POST /v1/chat/completions, /v1/completions and /v1/embeddings.
 func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
@@ -88,6 +89,14 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 
+	// 5. limits: a place is held and tokens reserved until the response ends.
+	adm, aerr := g.admit(c, key, m, &scan)
+	if aerr != nil {
+		g.fail(c, rec, aerr)
+		return
+	}
+	defer func() { adm.release(rec.usage.Total, rec.usage.Found) }()
+
 	// The affinity key is read from the body as the client sent it, before
 	// the rewrite moves its bytes.
 	akey, hasKey := m.affinityKey(body, &scan)
@@ -100,14 +109,14 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		rec.userRaw = string(body[u.Start:u.End])
 	}
 
-	// 5. rewrite
+	// 6. rewrite
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
 	// the client, which sees exactly what it asked for.
 	body, rec.usageInjected = reqscan.Rewrite(body, &scan, m.upstreamModel)
 
-	// 6. backend
-	var stack [16]*backendRoute
+	// 7. backend
+	var stack, rotated [16]*backendRoute
 	candidates := m.candidates(akey, hasKey, stack[:0])
 	if len(candidates) == 0 {
 		g.fail(c, rec, errServer(http.StatusServiceUnavailable, "no_healthy_backend",
@@ -115,8 +124,10 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 
-	// 7. upstream, retried on the next candidate while nothing has gone to
-	// the client: connection errors, and 5xx/429 answers.
+	// 8. slot and 9. upstream, retried on the next candidate while nothing
+	// has gone to the client: connection errors, and 5xx/429 answers. Each
+	// attempt takes a slot (waiting in the queue if need be) and gives it
+	// back when that attempt ends.
 	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
 	defer cancel(nil)
 	total := time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
@@ -130,11 +141,23 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	var prefix []byte                                  // a stream's first bytes, read before committing to its backend
 	firstTokenArmed := scan.Stream && m.firstToken > 0 // opt-in, one retry at most
 	for attempt := 0; ; attempt++ {
-		b := candidates[attempt%len(candidates)]
+		// Attempt k prefers the k-th candidate: backends already tried go last.
+		k := attempt % len(candidates)
+		order := append(append(rotated[:0], candidates[k:]...), candidates[:k]...)
+		b, serr := g.takeSlot(ctx, m, order, rec)
+		if serr != nil {
+			if serr == errClientClosed {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			c.Response.Header.Set("Retry-After", "1")
+			g.fail(c, rec, serr)
+			return
+		}
 		rec.backend = b.url
 		rec.attempts++
 		rec.tried = append(rec.tried, b.url)
-		done := m.hold(b)
+		done := func() { g.queues.releaseSlot(m, b) }
 		actx, acancel := context.WithCancelCause(upCtx) // this attempt only
 		var ft *firstTokenTimer
 		if firstTokenArmed {
@@ -200,7 +223,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// request body: let it go (for a stream, minutes before the end).
 	body = nil
 
-	// 8. respond
+	// 10. respond
 	rec.status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)

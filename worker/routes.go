@@ -2,6 +2,7 @@ package worker
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/affinity"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 )
@@ -30,6 +32,10 @@ type keyRoute struct {
 	hash     [sha256.Size]byte
 	allModel bool
 	models   map[string]bool
+
+	cell          *shm.Cell // limiter state and requests in flight, shared by all workers
+	rpm, tpm      int64     // 0: no limit
+	maxConcurrent int64     // 0: no limit
 }
 
 // modelRoute is one entry of models[].
@@ -40,7 +46,6 @@ type modelRoute struct {
 	seeds          []uint64 // affinity.Seed of each backend, same order
 	affinity       string   // prefix | user | none
 	loadCap        float64
-	inflight       atomic.Int64  // this worker's requests in flight to the model
 	next           atomic.Uint32 // round-robin cursor (affinity none, or no key)
 	retries        int           // further attempts before the first byte
 	healthPath     string
@@ -49,28 +54,44 @@ type modelRoute struct {
 	streamIdle     time.Duration
 	total          time.Duration
 	firstToken     time.Duration // 0: off
+
+	queue            *localQueue // this worker's waiters; depth and order are shared
+	queueMax         int64
+	queueTimeout     time.Duration
+	defaultMaxTokens int64
 }
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
 	url        string // base URL without trailing slash
 	authHeader string // "Bearer …" from api_key_env, or empty
-	inflight   atomic.Int64
+	cell       *shm.Cell // slots in use, counted across all workers
+	slots      int64
 
 	up           atomic.Bool  // the last active health check passed
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
 }
 
-// compileRoutes builds a routeTable from a validated configuration. Backend
+// compileRoutes builds a routeTable from a validated configuration, finding
+// its cells in the shared region (the supervisor allocated them). Backend
 // API keys are read from the environment here, once, not per request.
-func compileRoutes(c *config.Config) *routeTable {
+func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable, error) {
+	var missing []string
+	cell := func(name string) *shm.Cell {
+		c := region.Lookup(name)
+		if c == nil {
+			missing = append(missing, name)
+		}
+		return c
+	}
 	t := &routeTable{
 		keys:   make(map[[sha256.Size]byte]*keyRoute, len(c.Keys)),
 		models: make(map[string]*modelRoute, len(c.Models)),
 	}
 	for _, k := range c.Keys {
-		kr := &keyRoute{name: k.Name, models: map[string]bool{}}
+		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
+			rpm: k.RequestsPerMinute, tpm: k.TokensPerMinute, maxConcurrent: k.MaxConcurrent}
 		raw, _ := hex.DecodeString(k.SHA256) // validated by config
 		copy(kr.hash[:], raw)
 		for _, m := range k.Models {
@@ -93,11 +114,19 @@ func compileRoutes(c *config.Config) *routeTable {
 		mr.client, mr.streamIdle, mr.total = newUpstreamClient(connect), idle, total
 		mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
 		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
+		mr.queueMax, mr.queueTimeout, mr.defaultMaxTokens = int64(config.DefaultQueueMax), config.DefaultQueueTimeout, m.DefaultMaxTokens
+		if m.Queue.Max != nil {
+			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
+		}
+		if mr.defaultMaxTokens == 0 {
+			mr.defaultMaxTokens = config.DefaultMaxTokens
+		}
+		mr.queue = q.forModel(m.Name, cell(shm.QueueCell(m.Name)))
 		if mr.healthPath == "" {
 			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
 		}
 		for _, b := range m.Backends {
-			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/")}
+			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL))}
 			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
@@ -107,7 +136,10 @@ func compileRoutes(c *config.Config) *routeTable {
 		t.models[m.Name] = mr
 		t.order = append(t.order, mr)
 	}
-	return t
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
+	}
+	return t, nil
 }
 
 // authenticate returns the key whose SHA-256 matches the bearer token in an
@@ -176,7 +208,18 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 			healthy++
 		}
 	}
-	limit := int64(affinity.LoadCap(m.loadCap, int(m.inflight.Load()), max(healthy, 1)))
+	// In-flight counts are the shared ones: every worker's requests.
+	var loads [16]int64
+	load := loads[:]
+	if n > len(loads) {
+		load = make([]int64, n)
+	}
+	var total int64
+	for i, b := range m.backends {
+		load[i] = b.cell.Total()
+		total += load[i]
+	}
+	limit := int64(affinity.LoadCap(m.loadCap, int(total), max(healthy, 1)))
 	// The best healthy backend within the load bound, else the best healthy one.
 	first := -1
 	for k, i := range order {
@@ -187,7 +230,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		if first < 0 {
 			first = k
 		}
-		if b.inflight.Load() < limit {
+		if load[i] < limit {
 			first = k
 			break
 		}
@@ -202,11 +245,4 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		}
 	}
 	return dst
-}
-
-// hold counts a request in flight to backend b until the returned func runs.
-func (m *modelRoute) hold(b *backendRoute) (done func()) {
-	m.inflight.Add(1)
-	b.inflight.Add(1)
-	return func() { b.inflight.Add(-1); m.inflight.Add(-1) }
 }

@@ -16,7 +16,7 @@ func hashOf(s string) string {
 
 func TestAuthenticateAndAllow(t *testing.T) {
 	t.Setenv("ROUTES_TEST_KEY", "be-key")
-	rt := compileRoutes(&config.Config{
+	rt := mustCompile(t, &config.Config{
 		Keys: []config.Key{
 			{Name: "all", SHA256: hashOf("sk-all"), Models: []string{"*"}},
 			{Name: "one", SHA256: hashOf("sk-one"), Models: []string{"a"}},
@@ -62,7 +62,7 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		backends = append(backends, config.Backend{URL: "http://h:" + string(rune('1'+i)), Slots: 8})
 	}
-	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
+	rt := mustCompile(t, &config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	m := rt.models["m"]
 	allUp(rt)
 	home := m.candidates(42, true, nil)[0]
@@ -73,16 +73,29 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	}
 	// Load the home backend: 2 in flight of 2 model-wide; the bound is
 	// ceil(1.25 × 3 / 4) = 1, so the key spills.
-	home.inflight.Store(2)
-	m.inflight.Store(2)
+	home.cell.Add(0, 2)
 	if b := m.candidates(42, true, nil)[0]; b == home {
 		t.Fatal("a loaded backend kept taking its key")
 	}
-	home.inflight.Store(0)
-	m.inflight.Store(0)
+	home.cell.Add(0, -2)
 	if b := m.candidates(42, true, nil)[0]; b != home {
 		t.Fatal("key did not come home once the load fell")
 	}
+}
+
+// mustCompile compiles routes over a private shared region.
+func mustCompile(t testing.TB, c *config.Config) *routeTable {
+	t.Helper()
+	r, err := privateRegion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	rt, err := compileRoutes(c, r, newQueues(0, r, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
 
 func allUp(rt *routeTable) {
@@ -100,7 +113,7 @@ func TestCandidatesSkipUnhealthy(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		backends = append(backends, config.Backend{URL: "http://h:" + string(rune('1'+i)), Slots: 8})
 	}
-	rt := compileRoutes(&config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
+	rt := mustCompile(t, &config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	allUp(rt)
 	m := rt.models["m"]
 	home := m.candidates(7, true, nil)[0]

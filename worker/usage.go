@@ -43,6 +43,9 @@ type usageRecord struct {
 	tried           []string      // backends tried, in order
 	messages        int
 	promptBytes     int
+	queued          bool          // waited in the model's queue for a slot
+	queueWait       time.Duration // time spent in the queue
+	handoff         time.Duration // from a slot's release to its hand-over to this request
 }
 
 // usageLog writes exactly one JSON line per request. Lines are appended into
@@ -158,6 +161,12 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = strconv.AppendBool(b, r.firstTokenRetry)
 	b = append(b, `,"usage_injected":`...)
 	b = strconv.AppendBool(b, r.usageInjected)
+	b = append(b, `,"queued":`...)
+	b = strconv.AppendBool(b, r.queued)
+	b = append(b, `,"queue_ms":`...)
+	b = appendInt(b, r.queueWait.Milliseconds())
+	b = append(b, `,"queue_handoff_us":`...)
+	b = appendInt(b, r.handoff.Microseconds())
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, '"')

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/network/netpoll"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
 )
 
 // Options is what a worker is handed by the supervisor.
@@ -30,11 +32,23 @@ type Options struct {
 	Config   *config.Config // validated configuration
 	Log      *slog.Logger   // structured log on stderr
 	Ready    func()         // called once the worker accepts connections
+
+	// Region is the shared-memory region; nil makes a private one (tests).
+	Region *shm.Region
+	// Column is this worker's column in every shared cell.
+	Column int
+	// WakeRead is this worker's wake pipe; WakeWrite holds every worker's,
+	// by column (nil: a single worker with no others to wake).
+	WakeRead  *os.File
+	WakeWrite []int
 }
 
 // gateway is the state a worker's request handlers share.
 type gateway struct {
 	routes  atomic.Pointer[routeTable]
+	region  *shm.Region
+	col     int
+	queues  *queues
 	usage   *usageLog
 	log     *slog.Logger
 	maxBody int64
@@ -54,17 +68,39 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer usage.close()
 
+	region := o.Region
+	if region == nil {
+		r, err := privateRegion(cfg)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		region = r
+	}
+
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &gateway{
 		usage:    usage,
+		region:   region,
+		col:      o.Column,
+		queues:   newQueues(o.Column, region, o.WakeWrite),
 		log:      o.Log,
 		maxBody:  int64(cfg.MaxBody),
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
-	routes := compileRoutes(cfg)
+	routes, err := compileRoutes(cfg, region, g.queues)
+	if err != nil {
+		return err
+	}
 	g.routes.Store(routes)
+	qctx, stopQueues := context.WithCancel(context.Background())
+	defer stopQueues()
+	go g.queues.run(qctx)
+	if o.WakeRead != nil {
+		go g.queues.listen(o.WakeRead)
+	}
 	// Health checks run for the worker's life; the first round completes
 	// before the worker reports ready.
 	hctx, stopHealth := context.WithCancel(context.Background())
@@ -120,6 +156,20 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// privateRegion is a region of this process alone, for a worker run
+// without a supervisor (tests).
+func privateRegion(cfg *config.Config) (*shm.Region, error) {
+	r, err := shm.Create(max(cfg.ShmCells, cfg.CellsNeeded()), 1)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := shm.AllocConfig(r, cfg); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // nextRequestID returns a request id unique across workers and restarts.

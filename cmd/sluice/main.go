@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/supervisor"
 	"github.com/sluice-gw/sluice/worker"
 )
@@ -118,6 +119,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 func runWorker(args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	slot := fs.Int("slot", 0, "worker slot")
+	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,6 +143,17 @@ func runWorker(args []string) error {
 		return fmt.Errorf("adopt listener: %w", err)
 	}
 	readyPipe := os.NewFile(supervisor.WorkerReadyFD, "ready")
+	region, err := shm.Open(os.NewFile(supervisor.WorkerRegionFD, "region"))
+	if err != nil {
+		return err
+	}
+	defer region.Close()
+	// The wake pipes are used as raw fds: an os.File of a write end could
+	// block when the pipe is full, and Fd() would clear O_NONBLOCK.
+	wakeW := make([]int, *wakes)
+	for i := range wakeW {
+		wakeW[i] = supervisor.WorkerWakeAllFD + i
+	}
 
 	// TERM, INT, QUIT: drain and exit. HUP, USR1, USR2 belong to the
 	// supervisor; a worker must not die of them (their default action).
@@ -174,6 +187,7 @@ func runWorker(args []string) error {
 	}
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
+		Region: region, Column: *slot, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
 		Ready: func() {
 			readyPipe.WriteString("ready\n") //nolint:errcheck
 			readyPipe.Close()

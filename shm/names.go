@@ -1,0 +1,54 @@
+package shm
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-gw/sluice/config"
+)
+
+// The names of the cells a configuration uses. They depend only on names in
+// the configuration, never on positions, so a reload that keeps a key, a
+// model or a backend keeps its cell.
+
+// KeyCell is the cell of a client key: its limiters and its requests in flight.
+func KeyCell(key string) string { return "key/" + key }
+
+// QueueCell is the cell of a model's queue: its depth and tickets.
+func QueueCell(model string) string { return "queue/" + model }
+
+// BackendCell is the cell of one backend of a model: its slots in use.
+func BackendCell(model, url string) string {
+	return "backend/" + model + "/" + strings.TrimSuffix(url, "/")
+}
+
+// AllocConfig allocates every cell the configuration names (the
+// supervisor's job) and returns how many it found already allocated.
+func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
+	alloc := func(name string) error {
+		before := r.Used()
+		if _, err := r.Alloc(name); err != nil {
+			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
+		}
+		if r.Used() == before {
+			existing++
+		}
+		return nil
+	}
+	for _, k := range c.Keys {
+		if err := alloc(KeyCell(k.Name)); err != nil {
+			return existing, err
+		}
+	}
+	for _, m := range c.Models {
+		if err := alloc(QueueCell(m.Name)); err != nil {
+			return existing, err
+		}
+		for _, b := range m.Backends {
+			if err := alloc(BackendCell(m.Name, b.URL)); err != nil {
+				return existing, err
+			}
+		}
+	}
+	return existing, nil
+}

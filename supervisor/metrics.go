@@ -1,0 +1,94 @@
+package supervisor
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// metrics is what the admin listener's /metrics shows: the supervisor's own
+// counters, and the shared gauges read from the region at scrape time — so
+// the figures are every worker's together, and stay right across worker
+// restarts.
+type metrics struct {
+	reg      *prometheus.Registry
+	restarts prometheus.Counter
+	released prometheus.Counter
+}
+
+func newMetrics(s *supervisor) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		restarts: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_worker_restarts_total",
+			Help: "Workers that exited unexpectedly and were restarted."}),
+		released: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_shm_released_total",
+			Help: "Places (slots, concurrency, queue) held by exited workers and given back."}),
+	}
+	m.reg.MustRegister(m.restarts, m.released, &shmCollector{s: s})
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+var (
+	descBackendInflight = prometheus.NewDesc("sluice_backend_inflight",
+		"Requests in flight to a backend, all workers together (slots in use).", []string{"model", "backend"}, nil)
+	descBackendSlots = prometheus.NewDesc("sluice_backend_slots",
+		"Configured slots of a backend.", []string{"model", "backend"}, nil)
+	descQueueDepth = prometheus.NewDesc("sluice_queue_depth",
+		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
+	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
+		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
+	descWorkersReady = prometheus.NewDesc("sluice_workers_ready",
+		"Worker slots with a worker accepting connections.", nil, nil)
+	descWorkers = prometheus.NewDesc("sluice_workers",
+		"Worker slots.", nil, nil)
+	descCellsUsed = prometheus.NewDesc("sluice_shm_cells_used",
+		"Cells allocated in the shared-memory region.", nil, nil)
+	descCells = prometheus.NewDesc("sluice_shm_cells",
+		"Capacity of the shared-memory region in cells (shm_cells).", nil, nil)
+)
+
+// shmCollector reads the shared gauges of the running configuration.
+type shmCollector struct{ s *supervisor }
+
+func (c *shmCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	r, cfg := s.region, s.o.Config
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, k := range cfg.Keys {
+		if cell := r.Lookup(shm.KeyCell(k.Name)); cell != nil && k.MaxConcurrent > 0 {
+			gauge(descKeyInflight, float64(cell.Total()), k.Name)
+		}
+	}
+	for _, m := range cfg.Models {
+		if cell := r.Lookup(shm.QueueCell(m.Name)); cell != nil {
+			gauge(descQueueDepth, float64(cell.Total()), m.Name)
+		}
+		for _, b := range m.Backends {
+			if cell := r.Lookup(shm.BackendCell(m.Name, b.URL)); cell != nil {
+				gauge(descBackendInflight, float64(cell.Total()), m.Name, b.URL)
+				gauge(descBackendSlots, float64(b.Slots), m.Name, b.URL)
+			}
+		}
+	}
+	ready := 0
+	for _, sl := range s.slots {
+		if sl.ready.Load() {
+			ready++
+		}
+	}
+	gauge(descWorkersReady, float64(ready))
+	gauge(descWorkers, float64(len(s.slots)))
+	gauge(descCellsUsed, float64(r.Used()))
+	gauge(descCells, float64(r.Capacity()))
+}

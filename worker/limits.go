@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/shm"
+	"github.com/sluice-gw/sluice/worker/reqscan"
+)
+
+// minute is the limiters' period in nanoseconds.
+const minute = int64(time.Minute)
+
+// promptBytesPerToken estimates a prompt's tokens from its bytes when a
+// token limit reserves them (English text runs ~4 bytes per token).
+const promptBytesPerToken = 4
+
+// admission is what a request took from its key's limits; release gives
+// back the concurrency place and settles the token reservation.
+type admission struct {
+	key        *keyRoute
+	col        int
+	concurrent bool  // holds a place of max_concurrent
+	tokens     int64 // tokens reserved on the token limiter
+}
+
+// admit applies the key's limits: max_concurrent, then requests_per_minute,
+// then tokens_per_minute, each exact across workers (one shared cell per
+// key). A refusal gives back what the earlier limits took. The
+// x-ratelimit-* headers OpenAI sends are set on the response either way.
+func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, scan *reqscan.Request) (*admission, *apiError) {
+	a := &admission{key: key, col: g.col}
+	if key.rpm == 0 && key.tpm == 0 && key.maxConcurrent == 0 {
+		return a, nil
+	}
+	cell := key.cell
+	if key.maxConcurrent > 0 {
+		if !cell.Acquire(g.col, key.maxConcurrent) {
+			c.Response.Header.Set("Retry-After", "1")
+			return nil, rateLimited("concurrency", fmt.Sprintf(
+				"Too many requests in flight for key `%s`: the limit is %d at a time. Retry when one has finished.",
+				key.name, key.maxConcurrent))
+		}
+		a.concurrent = true
+	}
+	now := g.region.Now()
+	if key.rpm > 0 {
+		cost := minute / key.rpm
+		window := cost * key.rpm
+		ok, tat := cell.GCRA(shm.RequestTAT, now, cost, window)
+		setLimitHeaders(c, "requests", key.rpm, tat, now, cost, window)
+		if !ok {
+			a.release(0, false)
+			retryAfter(c, tat+cost-window-now)
+			return nil, rateLimited("requests", fmt.Sprintf(
+				"Rate limit reached for key `%s` on requests per minute: limit %d. Please try again in %s.",
+				key.name, key.rpm, waitText(tat+cost-window-now)))
+		}
+	}
+	if key.tpm > 0 {
+		want := scan.MaxTokens
+		if want <= 0 {
+			want = m.defaultMaxTokens
+		}
+		want += int64(scan.PromptBytes / promptBytesPerToken)
+		perToken := max(minute/key.tpm, 1)
+		window := perToken * key.tpm
+		if want > key.tpm {
+			a.release(0, false)
+			if key.rpm > 0 {
+				cell.Settle(shm.RequestTAT, -(minute / key.rpm)) // give the request back
+			}
+			return nil, rateLimited("tokens", fmt.Sprintf(
+				"Request too large for key `%s`: it reserves %d tokens (max_tokens, or %d by default, plus prompt bytes / %d) "+
+					"and the limit is %d tokens per minute. Lower max_tokens.",
+				key.name, want, m.defaultMaxTokens, promptBytesPerToken, key.tpm))
+		}
+		ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
+		setLimitHeaders(c, "tokens", key.tpm, tat, now, perToken, window)
+		if !ok {
+			a.release(0, false)
+			if key.rpm > 0 {
+				cell.Settle(shm.RequestTAT, -(minute / key.rpm))
+			}
+			wait := tat + want*perToken - window - now
+			retryAfter(c, wait)
+			return nil, rateLimited("tokens", fmt.Sprintf(
+				"Rate limit reached for key `%s` on tokens per minute: limit %d, requested %d. Please try again in %s.",
+				key.name, key.tpm, want, waitText(wait)))
+		}
+		a.tokens = want
+	}
+	return a, nil
+}
+
+// release gives back the concurrency place and settles the token
+// reservation against the tokens really used, when the backend reported
+// them (else the reservation stands: it is the safe guess).
+func (a *admission) release(usedTokens int64, reported bool) {
+	if a == nil {
+		return
+	}
+	if a.concurrent {
+		a.key.cell.Release(a.col)
+		a.concurrent = false
+	}
+	if a.tokens > 0 && reported {
+		perToken := max(minute/a.key.tpm, 1)
+		a.key.cell.Settle(shm.TokenTAT, (usedTokens-a.tokens)*perToken)
+		a.tokens = 0
+	}
+}
+
+// rateLimited is a 429 in OpenAI's shape: type names the limit.
+func rateLimited(kind, msg string) *apiError {
+	return &apiError{status: http.StatusTooManyRequests, errType: kind, code: "rate_limit_exceeded", message: msg}
+}
+
+// setLimitHeaders sets OpenAI's x-ratelimit-limit/remaining/reset headers
+// of one limiter from its TAT.
+func setLimitHeaders(c *app.RequestContext, kind string, limit, tat, now, cost, window int64) {
+	remaining := limit
+	if used := tat - now; used > 0 {
+		remaining = max(0, min(limit, (window-used)/cost))
+	}
+	h := &c.Response.Header
+	h.Set("x-ratelimit-limit-"+kind, strconv.FormatInt(limit, 10))
+	h.Set("x-ratelimit-remaining-"+kind, strconv.FormatInt(remaining, 10))
+	h.Set("x-ratelimit-reset-"+kind, waitText(tat-now))
+}
+
+// retryAfter sets Retry-After: whole seconds, rounded up, at least 1.
+func retryAfter(c *app.RequestContext, wait int64) {
+	secs := max(1, (wait+int64(time.Second)-1)/int64(time.Second))
+	c.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
+}
+
+// waitText formats a wait the way OpenAI's reset headers do ("1s",
+// "6m0s", "20ms"); a wait in the past is "0s".
+func waitText(ns int64) string {
+	if ns <= 0 {
+		return "0s"
+	}
+	d := time.Duration(ns)
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
