@@ -2,9 +2,9 @@ package worker
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -63,8 +63,8 @@ type modelRoute struct {
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
-	url        string // base URL without trailing slash
-	authHeader string // "Bearer …" from api_key_env, or empty
+	url        string    // base URL without trailing slash
+	authHeader string    // "Bearer …" from api_key_env, or empty
 	cell       *shm.Cell // slots in use, counted across all workers
 	slots      int64
 
