@@ -49,6 +49,8 @@ type Received struct {
 	Stream     bool
 	// IncludeUsage is stream_options.include_usage as received.
 	IncludeUsage bool
+	// FirstContent is the first message's content, up to 64 bytes.
+	FirstContent string
 }
 
 // Server is a running fake vLLM.
@@ -147,8 +149,12 @@ func (s *Server) record(r *http.Request) (request, error) {
 	if s.opts.NoRecord {
 		return req, nil
 	}
+	first := gjson.GetBytes(body, "messages.0.content").String()
+	if len(first) > 64 {
+		first = first[:64]
+	}
 	s.mu.Lock()
-	s.received = append(s.received, Received{
+	s.received = append(s.received, Received{FirstContent: first,
 		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
 		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream, IncludeUsage: req.IncludeUsage,
 	})
