@@ -51,3 +51,51 @@ func TestPrefixAffinityAcrossWorkers(t *testing.T) {
 		}
 	}
 }
+
+// When the key's home backend has no free slot the request goes to the
+// next backend in the key's ranking that has one, and once every slot is
+// taken it queues.
+func TestAffinitySpillsToFreeSlot(t *testing.T) {
+	var bes []*fakevllm.Server
+	var urls []string
+	for i := 0; i < 3; i++ {
+		be := startBackend(t, fakevllm.Options{Tokens: 2})
+		bes = append(bes, be)
+		urls = append(urls, "      - url: "+be.URL()+"\n        slots: 1")
+	}
+	cfg := strings.Replace(baseConfig(bes[0].URL(), "off", ""),
+		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		strings.Join(urls, "\n")+"\n    affinity_load_cap: 100", 1) // only slots make it spill
+	g := startGateway(t, cfg)
+	body := chatBody("m", true, "one conversation")
+	for i := 1; i <= 3; i++ {
+		if res := openStream(t, g, keyAll, "spill", body); res.StatusCode != 200 {
+			t.Fatalf("stream %d: %s", i, res.Status)
+		}
+		busy := 0
+		for _, be := range bes {
+			busy += be.Running()
+			if be.Running() > 1 {
+				t.Fatalf("a backend with 1 slot runs %d requests", be.Running())
+			}
+		}
+		if busy != i {
+			t.Fatalf("%d streams open, %d backends busy", i, busy)
+		}
+	}
+	done := make(chan int, 1)
+	go func() {
+		res, _ := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "one conversation"), nil)
+		done <- res.StatusCode
+	}()
+	await(t, "the 4th request to queue", func() bool {
+		v, _ := g.metric("sluice_queue_depth", map[string]string{"model": "m"})
+		return v == 1
+	})
+	for _, be := range bes { // each fake has its own gates
+		be.Release("spill")
+	}
+	if code := <-done; code != 200 {
+		t.Fatalf("queued request: %d", code)
+	}
+}

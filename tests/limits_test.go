@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -496,4 +497,38 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// A client that gives up while queued leaves the queue: its place is given
+// back and its usage line says it left (499).
+func TestClientLeavesQueue(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	usage := t.TempDir() + "/usage.log"
+	g := startGateway(t, slotsConfig(be.URL(), usage, 1, "{max: 10, timeout: 60s}"))
+	g.UsageLog = usage
+	if res := openStream(t, g, keyAll, "busy", chatBody("m", true, "s")); res.StatusCode != 200 {
+		t.Fatalf("stream: %s", res.Status)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "impatient")))
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		_, err := freshClient().Do(req)
+		left <- err
+	}()
+	depth := func() float64 { v, _ := g.metric("sluice_queue_depth", map[string]string{"model": "m"}); return v }
+	await(t, "the request to queue", func() bool { return depth() == 1 })
+	cancel()
+	<-left
+	await(t, "the queue place given back", func() bool { return depth() == 0 })
+	await(t, "its usage line", func() bool {
+		for _, l := range g.usageLines() {
+			if l["status"] == 499.0 && l["queued"] == true {
+				return true
+			}
+		}
+		return false
+	})
+	be.Release("busy")
 }

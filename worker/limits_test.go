@@ -1,0 +1,94 @@
+package worker
+
+import (
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
+	"github.com/sluice-gw/sluice/worker/reqscan"
+)
+
+func TestWaitText(t *testing.T) {
+	for ns, want := range map[int64]string{
+		-5: "0s", 0: "0s", int64(20 * time.Millisecond): "20ms", int64(1500 * time.Millisecond): "1.5s",
+		int64(6 * time.Minute): "6m0s", int64(999_600 * time.Microsecond): "1s",
+	} {
+		if got := waitText(ns); got != want {
+			t.Errorf("waitText(%v) = %q, want %q", time.Duration(ns), got, want)
+		}
+	}
+}
+
+// limitedGateway is a gateway over a private region with one key.
+func limitedGateway(t *testing.T, k config.Key) (*gateway, *keyRoute, *modelRoute) {
+	t.Helper()
+	k.Name, k.SHA256, k.Models = "k", hashOf("sk"), []string{"*"}
+	cfg := &config.Config{Keys: []config.Key{k}, Models: []config.Model{{Name: "m", DefaultMaxTokens: 100,
+		Backends: []config.Backend{{URL: "http://h:1", Slots: 1}}}}}
+	r, err := privateRegion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	g := &gateway{region: r, queues: newQueues(0, r, nil)}
+	rt, err := compileRoutes(cfg, r, g.queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, rt.keys[sha256.Sum256([]byte("sk"))], rt.models["m"]
+}
+
+// The remaining-requests header counts down through a burst; a refused
+// request gives back what the earlier limits took.
+func TestAdmitHeadersAndGiveBack(t *testing.T) {
+	g, key, m := limitedGateway(t, config.Key{RequestsPerMinute: 3, MaxConcurrent: 10, TokensPerMinute: 250})
+	scan := &reqscan.Request{PromptBytes: 40} // 10 tokens by the estimate, + 100 default
+	var remaining []string
+	for i := 0; i < 3; i++ {
+		c := &app.RequestContext{}
+		a, err := g.admit(c, key, m, scan)
+		if err != nil {
+			if i < 2 {
+				t.Fatalf("request %d refused: %v", i, err)
+			}
+			if err.errType != "tokens" {
+				t.Fatalf("third request refused by %s, want tokens (3 × 110 > 250)", err.errType)
+			}
+			// Its request and its concurrency place were given back.
+			if key.cell.Total() != 2 {
+				t.Errorf("concurrency places held: %d, want 2", key.cell.Total())
+			}
+			break
+		}
+		_ = a
+		remaining = append(remaining, string(c.Response.Header.Peek("x-ratelimit-remaining-requests")))
+	}
+	if len(remaining) != 2 || remaining[0] != "2" || remaining[1] != "1" {
+		t.Errorf("remaining-requests through the burst: %v", remaining)
+	}
+	// The refused request's RPM share came back: one more fits.
+	if ok, _ := key.cell.GCRA(shm.RequestTAT, g.region.Now(), minute/3, minute/3*3); !ok {
+		t.Error("the refused request's request-limit share was not given back")
+	}
+}
+
+// Settling refunds what a request reserved and did not use.
+func TestSettleRefundsTokens(t *testing.T) {
+	g, key, m := limitedGateway(t, config.Key{TokensPerMinute: 300})
+	scan := &reqscan.Request{MaxTokens: 200}
+	a, err := g.admit(&app.RequestContext{}, key, m, scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.admit(&app.RequestContext{}, key, m, scan); err == nil {
+		t.Fatal("400 tokens reserved against 300")
+	}
+	a.release(20, true)
+	if _, err := g.admit(&app.RequestContext{}, key, m, scan); err != nil {
+		t.Fatalf("after settling 200 reserved to 20 used: %v", err)
+	}
+}
