@@ -260,9 +260,10 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
-// per key, one per model (its queue), one per backend of each model.
+// per key, one per model (its queue), one per backend of each model, and
+// one for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := len(c.Keys) + len(c.Models)
+	n := 1 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}

@@ -22,6 +22,10 @@ func BackendCell(model, url string) string {
 	return "backend/" + model + "/" + strings.TrimSuffix(url, "/")
 }
 
+// BodyBytesCell counts the request body bytes each worker holds for
+// retries (its column), for the sluice_request_body_bytes_held gauge.
+const BodyBytesCell = "stats/request_body_bytes"
+
 // AllocConfig allocates every cell the configuration names (the
 // supervisor's job) and returns how many it found already allocated.
 func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
@@ -34,6 +38,9 @@ func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
 			existing++
 		}
 		return nil
+	}
+	if err := alloc(BodyBytesCell); err != nil {
+		return existing, err
 	}
 	for _, k := range c.Keys {
 		if err := alloc(KeyCell(k.Name)); err != nil {

@@ -44,6 +44,8 @@ var (
 		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
 	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
 		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
+	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
+		"Request body bytes kept for retries, all workers together: a body is let go when its response starts.", nil, nil)
 	descWorkersReady = prometheus.NewDesc("sluice_workers_ready",
 		"Worker slots with a worker accepting connections.", nil, nil)
 	descWorkers = prometheus.NewDesc("sluice_workers",
@@ -80,6 +82,9 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 				gauge(descBackendSlots, float64(b.Slots), m.Name, b.URL)
 			}
 		}
+	}
+	if cell := r.Lookup(shm.BodyBytesCell); cell != nil {
+		gauge(descBodyBytes, float64(cell.Total()))
 	}
 	ready := 0
 	for _, sl := range s.slots {

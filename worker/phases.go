@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/sse"
 )
@@ -67,6 +68,10 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 	rec.bytesIn = int64(len(body))
+	// The body is kept for retries until the response starts flowing to the
+	// client; held counts it in the shared gauge for as long as it is kept.
+	held := g.holdBody(len(body))
+	defer held.release()
 
 	// 3. scan
 	scan, aerr := scanBody(body)
@@ -222,6 +227,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// From here the response flows to the client and no retry can need the
 	// request body: let it go (for a stream, minutes before the end).
 	body = nil
+	held.release()
 
 	// 10. respond
 	rec.status = res.StatusCode
@@ -422,6 +428,28 @@ func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, m *mo
 	res, err := m.client.Do(req)
 	held.release()
 	return res, err
+}
+
+// bodyHold counts a request body the handler keeps, in this worker's
+// column of the shared body-bytes gauge, until release.
+type bodyHold struct {
+	cell *shm.Cell
+	col  int
+	n    int64
+}
+
+func (g *gateway) holdBody(n int) *bodyHold {
+	h := &bodyHold{cell: g.bodyBytes, col: g.col, n: int64(n)}
+	h.cell.Add(h.col, h.n)
+	return h
+}
+
+// release uncounts the body; once is enough, more is harmless.
+func (h *bodyHold) release() {
+	if h.n != 0 {
+		h.cell.Add(h.col, -h.n)
+		h.n = 0
+	}
 }
 
 // sentBody is the request body as net/http reads it. net/http keeps the

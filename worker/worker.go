@@ -45,14 +45,16 @@ type Options struct {
 
 // gateway is the state a worker's request handlers share.
 type gateway struct {
-	routes  atomic.Pointer[routeTable]
-	region  *shm.Region
-	col     int
-	queues  *queues
-	usage   *usageLog
-	log     *slog.Logger
-	maxBody int64
-	started time.Time
+	routes atomic.Pointer[routeTable]
+	region *shm.Region
+	col    int
+	queues *queues
+	// bodyBytes is the shared gauge of request bodies kept for retries.
+	bodyBytes *shm.Cell
+	usage     *usageLog
+	log       *slog.Logger
+	maxBody   int64
+	started   time.Time
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -89,6 +91,9 @@ func Run(ctx context.Context, o Options) error {
 		maxBody:  int64(cfg.MaxBody),
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
+	}
+	if g.bodyBytes = region.Lookup(shm.BodyBytesCell); g.bodyBytes == nil {
+		return fmt.Errorf("shared region lacks the cell %s", shm.BodyBytesCell)
 	}
 	routes, err := compileRoutes(cfg, region, g.queues)
 	if err != nil {

@@ -11,6 +11,7 @@
 //	X-Fake-Interval-Ms: N    pause between stream events
 //	X-Fake-Delay-Ms: N       pause before the response headers
 //	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
+//	X-Fake-Hold-Headers: NAME  before the response headers, wait for Release(NAME)
 package fakevllm
 
 import (
@@ -190,6 +191,13 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
 	if req.MaxTokens > 0 && req.MaxTokens < tokens {
 		tokens = req.MaxTokens
+	}
+	if name := r.Header.Get("X-Fake-Hold-Headers"); name != "" {
+		select {
+		case <-s.gate(name):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	interval := time.Duration(headerInt(r, "X-Fake-Interval-Ms", int(s.opts.Interval/time.Millisecond))) * time.Millisecond
 	if delay := time.Duration(headerInt(r, "X-Fake-Delay-Ms", int(s.opts.StartDelay/time.Millisecond))) * time.Millisecond; delay > 0 {
