@@ -9,18 +9,27 @@ import (
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
-// Every worker sends the same conversation (same first message) to the
-// same backend, and different users spread over the backends.
-func TestPrefixAffinityAcrossWorkers(t *testing.T) {
+// threeBackends starts three fake backends and renders a configuration
+// whose model "m" has them all, with the given slots each and extra YAML
+// lines for the model.
+func threeBackends(t *testing.T, slots int, modelExtra string) ([]*fakevllm.Server, string) {
 	var bes []*fakevllm.Server
 	var urls []string
 	for i := 0; i < 3; i++ {
-		be := startBackend(t, fakevllm.Options{Tokens: 1})
+		be := startBackend(t, fakevllm.Options{Tokens: 2})
 		bes = append(bes, be)
-		urls = append(urls, "      - url: "+be.URL()+"\n        slots: 8")
+		urls = append(urls, fmt.Sprintf("      - url: %s\n        slots: %d", be.URL(), slots))
 	}
 	cfg := strings.Replace(baseConfig(bes[0].URL(), filepath.Join(t.TempDir(), "u.log"), ""),
-		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY", strings.Join(urls, "\n"), 1)
+		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		strings.Join(urls, "\n")+modelExtra, 1)
+	return bes, cfg
+}
+
+// Every worker sends the same conversation (same first message) to the
+// same backend, and different users spread over the backends.
+func TestPrefixAffinityAcrossWorkers(t *testing.T) {
+	bes, cfg := threeBackends(t, 8, "")
 	g := startGateway(t, cfg)
 	client := freshClient() // new connections: both workers take part
 	received := func() []int {
@@ -56,16 +65,7 @@ func TestPrefixAffinityAcrossWorkers(t *testing.T) {
 // next backend in the key's ranking that has one, and once every slot is
 // taken it queues.
 func TestAffinitySpillsToFreeSlot(t *testing.T) {
-	var bes []*fakevllm.Server
-	var urls []string
-	for i := 0; i < 3; i++ {
-		be := startBackend(t, fakevllm.Options{Tokens: 2})
-		bes = append(bes, be)
-		urls = append(urls, "      - url: "+be.URL()+"\n        slots: 1")
-	}
-	cfg := strings.Replace(baseConfig(bes[0].URL(), "off", ""),
-		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
-		strings.Join(urls, "\n")+"\n    affinity_load_cap: 100", 1) // only slots make it spill
+	bes, cfg := threeBackends(t, 1, "\n    affinity_load_cap: 100") // only slots make it spill
 	g := startGateway(t, cfg)
 	body := chatBody("m", true, "one conversation")
 	for i := 1; i <= 3; i++ {

@@ -266,14 +266,22 @@ func slotsConfig(url, usage string, slots int, queue string) string {
 	return cfg
 }
 
+// startSlotsGateway starts a fake backend and a gateway whose model "m"
+// has the given slots and queue, with the usage log in a file.
+func startSlotsGateway(t *testing.T, slots int, queue string) (*gateway, *fakevllm.Server) {
+	t.Helper()
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	usage := t.TempDir() + "/usage.log"
+	g := startGateway(t, slotsConfig(be.URL(), usage, slots, queue))
+	g.UsageLog = usage
+	return g, be
+}
+
 // A backend's slots are counted across workers; beyond them requests wait
 // in the model's one queue, are refused when it is full, and leave it with
 // a 503 when they waited too long.
 func TestSlotsAndQueue(t *testing.T) {
-	be := startBackend(t, fakevllm.Options{Tokens: 3})
-	usage := t.TempDir() + "/usage.log"
-	g := startGateway(t, slotsConfig(be.URL(), usage, 2, "{max: 3, timeout: 60s}"))
-	g.UsageLog = usage
+	g, be := startSlotsGateway(t, 2, "{max: 3, timeout: 60s}")
 	lbl := map[string]string{"model": "m", "backend": be.URL()}
 	for i := 0; i < 2; i++ {
 		if res := openStream(t, g, keyAll, "slots", chatBody("m", true, "s")); res.StatusCode != 200 {
@@ -335,8 +343,7 @@ func TestSlotsAndQueue(t *testing.T) {
 // A request that waits past queue.timeout gets a 503 with Retry-After, and
 // gives its queue place back.
 func TestQueueTimeout(t *testing.T) {
-	be := startBackend(t, fakevllm.Options{Tokens: 3})
-	g := startGateway(t, slotsConfig(be.URL(), "off", 1, "{max: 10, timeout: 300ms}"))
+	g, be := startSlotsGateway(t, 1, "{max: 10, timeout: 300ms}")
 	if res := openStream(t, g, keyAll, "busy", chatBody("m", true, "s")); res.StatusCode != 200 {
 		t.Fatalf("stream: %s", res.Status)
 	}
@@ -421,10 +428,7 @@ func TestKilledWorkerGivesBackItsSlots(t *testing.T) {
 // the usage lines and logged, not asserted (machines are noisy).
 func TestQueueOrderAndHandoff(t *testing.T) {
 	const waiting, slots = 500, 4
-	be := startBackend(t, fakevllm.Options{Tokens: 1})
-	usage := t.TempDir() + "/usage.log"
-	g := startGateway(t, slotsConfig(be.URL(), usage, slots, "{max: 1000, timeout: 120s}"))
-	g.UsageLog = usage
+	g, be := startSlotsGateway(t, slots, "{max: 1000, timeout: 120s}")
 	for i := 0; i < slots; i++ {
 		if res := openStream(t, g, keyAll, "gate", chatBody("m", true, "holder")); res.StatusCode != 200 {
 			t.Fatalf("holder %d: %s", i, res.Status)
@@ -502,10 +506,7 @@ func abs(x int) int {
 // A client that gives up while queued leaves the queue: its place is given
 // back and its usage line says it left (499).
 func TestClientLeavesQueue(t *testing.T) {
-	be := startBackend(t, fakevllm.Options{Tokens: 3})
-	usage := t.TempDir() + "/usage.log"
-	g := startGateway(t, slotsConfig(be.URL(), usage, 1, "{max: 10, timeout: 60s}"))
-	g.UsageLog = usage
+	g, be := startSlotsGateway(t, 1, "{max: 10, timeout: 60s}")
 	if res := openStream(t, g, keyAll, "busy", chatBody("m", true, "s")); res.StatusCode != 200 {
 		t.Fatalf("stream: %s", res.Status)
 	}
