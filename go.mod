@@ -5,10 +5,12 @@ go 1.26.0
 require (
 	github.com/cloudwego/hertz v0.10.4
 	github.com/cloudwego/netpoll v0.7.2
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/common v0.72.0
 	github.com/tidwall/gjson v1.20.4
 	github.com/zeebo/xxh3 v1.1.0
 	golang.org/x/sys v0.50.0
@@ -27,7 +29,6 @@ require (
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect

@@ -52,6 +52,9 @@ type Config struct {
 	// UsageLog is where the one-line-per-request usage log goes: "stdout",
 	// "off" or a file path (opened for append).
 	UsageLog string `yaml:"usage_log"`
+	// PidFile is where the supervisor writes its pid (for `sluice reload`
+	// and `sluice upgrade`); empty: none.
+	PidFile string `yaml:"pid_file"`
 	// ShmCells is the capacity of the shared-memory region in named cells:
 	// one per key, per model (its queue) and per backend of a model.
 	ShmCells int `yaml:"shm_cells"`
@@ -259,11 +262,32 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 	return e
 }
 
+// StaticChanges lists the fields a reload cannot apply in place because
+// they need new sockets, processes or a new region: listen, admin,
+// workers, pin_cpus, gomaxprocs, shm_cells and pid_file. Each entry says
+// what changed.
+func StaticChanges(old, new *Config) []string {
+	var out []string
+	diff := func(field string, a, b any) {
+		if a != b {
+			out = append(out, fmt.Sprintf("%s changed from %v to %v", field, a, b))
+		}
+	}
+	diff("listen", old.Listen, new.Listen)
+	diff("admin", old.Admin, new.Admin)
+	diff("workers", old.Workers, new.Workers)
+	diff("pin_cpus", old.PinCPUs, new.PinCPUs)
+	diff("gomaxprocs", old.GoMaxProcs, new.GoMaxProcs)
+	diff("shm_cells", old.ShmCells, new.ShmCells)
+	diff("pid_file", old.PidFile, new.PidFile)
+	return out
+}
+
 // CellsNeeded is how many shared-memory cells the configuration takes: one
 // per key, one per model (its queue), one per backend of each model, and
 // one for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 1 + len(c.Keys) + len(c.Models)
+	n := 2 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}

@@ -26,6 +26,10 @@ func BackendCell(model, url string) string {
 // retries (its column), for the sluice_request_body_bytes_held gauge.
 const BodyBytesCell = "stats/request_body_bytes"
 
+// GenerationCell holds, as each worker's mark, the oldest configuration
+// generation a request running in that worker may still use.
+const GenerationCell = "stats/route_generation"
+
 // AllocConfig allocates every cell the configuration names (the
 // supervisor's job) and returns how many it found already allocated.
 func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
@@ -39,8 +43,10 @@ func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
 		}
 		return nil
 	}
-	if err := alloc(BodyBytesCell); err != nil {
-		return existing, err
+	for _, name := range []string{BodyBytesCell, GenerationCell} {
+		if err := alloc(name); err != nil {
+			return existing, err
+		}
 	}
 	for _, k := range c.Keys {
 		if err := alloc(KeyCell(k.Name)); err != nil {

@@ -51,7 +51,7 @@ const (
 
 // Cell words, in int64 units from the start of a cell.
 const (
-	cHashLo   = 0 // 0: the cell is free; published last
+	cHashLo   = 0 // 0: never used; tombstone: freed; else the name's hash (odd), published last
 	cHashHi   = 1
 	cNameLen  = 2
 	cName     = 3 // nameWords words of the name, for display
@@ -80,6 +80,10 @@ const (
 
 // NoMark is the value of an unset mark (see Cell.SetMark).
 const NoMark = math.MaxInt64
+
+// tombstone marks a freed cell: lookups probe past it, Alloc reuses it.
+// Name hashes are odd, so it never collides with one.
+const tombstone = 2
 
 // Region is one mapping of the shared region.
 type Region struct {
@@ -227,16 +231,16 @@ func nameHash(name string) (lo, hi int64) {
 var ErrFull = errors.New("shm: every cell of the region is taken")
 
 // Alloc returns the cell of name, allocating it when it does not exist yet.
-// Only one process may allocate (the supervisor); workers use Lookup.
+// Only one process may allocate and free (the supervisor); workers use
+// Lookup.
 func (r *Region) Alloc(name string) (*Cell, error) {
+	if c := r.Lookup(name); c != nil {
+		return c, nil
+	}
 	lo, hi := nameHash(name)
 	for probe, i := 0, r.home(lo); probe < r.cells; probe, i = probe+1, (i+1)%r.cells {
 		base := r.cellBase(i)
-		cur := atomic.LoadInt64(&r.words[base+cHashLo])
-		if cur == lo && r.words[base+cHashHi] == hi {
-			return r.cell(i), nil
-		}
-		if cur != 0 {
+		if cur := atomic.LoadInt64(&r.words[base+cHashLo]); cur != 0 && cur != tombstone {
 			continue
 		}
 		w := r.words[base : base+r.cw]
@@ -254,6 +258,18 @@ func (r *Region) Alloc(name string) (*Cell, error) {
 		return r.cell(i), nil
 	}
 	return nil, ErrFull
+}
+
+// Free releases the cell of name for reuse by another name. The caller
+// (the supervisor) makes sure nothing holds it or can still reach it.
+func (r *Region) Free(name string) bool {
+	c := r.Lookup(name)
+	if c == nil {
+		return false
+	}
+	atomic.StoreInt64(&c.w[cHashLo], tombstone)
+	atomic.AddInt64(&r.words[hUsed], -1)
+	return true
 }
 
 // Lookup returns the cell of name, or nil when it has not been allocated.
@@ -283,7 +299,7 @@ func (r *Region) cell(i int) *Cell {
 func (r *Region) Cells(fn func(name string, c *Cell)) {
 	for i := 0; i < r.cells; i++ {
 		c := r.cell(i)
-		if atomic.LoadInt64(&c.w[cHashLo]) != 0 {
+		if h := atomic.LoadInt64(&c.w[cHashLo]); h != 0 && h != tombstone {
 			fn(c.Name(), c)
 		}
 	}
@@ -354,6 +370,12 @@ func (c *Cell) Acquire(col int, limit int64) bool {
 		}
 	}
 	return false
+}
+
+// Idle reports whether no column holds anything and no mark is set.
+func (c *Cell) Idle() bool {
+	m, _ := c.MinMark()
+	return c.Total() == 0 && m == NoMark
 }
 
 // Release gives back one place of worker column col.

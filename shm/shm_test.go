@@ -138,6 +138,33 @@ func TestFullRegion(t *testing.T) {
 	}
 }
 
+// A freed cell is gone for Lookup, names probing past it are still found,
+// and its slot is reused.
+func TestFreeAndReuse(t *testing.T) {
+	r, _ := Create(4, 1)
+	defer r.Close()
+	names := []string{"a", "b", "c", "d"}
+	for _, n := range names {
+		c, _ := r.Alloc(n)
+		c.Add(0, 1)
+	}
+	if !r.Free("b") || r.Free("b") || r.Lookup("b") != nil || r.Used() != 3 {
+		t.Fatal("Free did not free exactly once")
+	}
+	for _, n := range []string{"a", "c", "d"} {
+		if c := r.Lookup(n); c == nil || c.Total() != 1 {
+			t.Fatalf("%s lost after freeing b", n)
+		}
+	}
+	e, err := r.Alloc("e")
+	if err != nil || e.Total() != 0 || !e.Idle() {
+		t.Fatalf("reuse of the freed cell: %v, total %d", err, e.Total())
+	}
+	if again, _ := r.Alloc("a"); again.Total() != 1 || r.Used() != 4 {
+		t.Fatal("Alloc of an existing name after a reuse did not find it")
+	}
+}
+
 func TestOpenRefusesOtherLayout(t *testing.T) {
 	r, _ := Create(8, 2)
 	defer r.Close()

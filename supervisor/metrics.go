@@ -17,6 +17,8 @@ type metrics struct {
 	reg      *prometheus.Registry
 	restarts prometheus.Counter
 	released prometheus.Counter
+	reloads  *prometheus.CounterVec
+	freed    prometheus.Counter
 }
 
 func newMetrics(s *supervisor) *metrics {
@@ -27,7 +29,13 @@ func newMetrics(s *supervisor) *metrics {
 		released: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_shm_released_total",
 			Help: "Places (slots, concurrency, queue) held by exited workers and given back."}),
 	}
-	m.reg.MustRegister(m.restarts, m.released, &shmCollector{s: s})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_config_reloads_total",
+		Help: "Reloads by result: ok, or error (the previous configuration kept serving)."}, []string{"result"})
+	m.freed = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_shm_cells_freed_total",
+		Help: "Cells of names removed by a reload, freed once nothing used them."})
+	m.reloads.WithLabelValues("ok")
+	m.reloads.WithLabelValues("error")
+	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.freed, &shmCollector{s: s})
 	return m
 }
 
@@ -46,6 +54,8 @@ var (
 		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
 	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
 		"Request body bytes kept for retries, all workers together: a body is let go when its response starts.", nil, nil)
+	descGeneration = prometheus.NewDesc("sluice_config_generation",
+		"Generation of the running configuration: 1 at start, +1 per applied reload.", nil, nil)
 	descWorkersReady = prometheus.NewDesc("sluice_workers_ready",
 		"Worker slots with a worker accepting connections.", nil, nil)
 	descWorkers = prometheus.NewDesc("sluice_workers",
@@ -63,7 +73,9 @@ func (c *shmCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.Describ
 
 func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
-	r, cfg := s.region, s.o.Config
+	cfg, _, gen := s.current()
+	r := s.region
+	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(gen))
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}

@@ -25,9 +25,12 @@ const (
 	// worker writes a byte to it when a slot frees for this worker's
 	// oldest queued request.
 	WorkerWakeFD = 7
+	// WorkerControlFD is the worker's end of its control socket: the
+	// supervisor sends reloads on it and reads the answers.
+	WorkerControlFD = 8
 	// WorkerWakeAllFD is the first of the write ends of every slot's wake
 	// pipe, in slot order (as many as the --wake flag says).
-	WorkerWakeAllFD = 8
+	WorkerWakeAllFD = 9
 )
 
 // allowedCPUs returns the CPUs this process may run on, from its affinity
@@ -56,7 +59,7 @@ func allowedCPUs() []int {
 // the child exits (golang/go#27505), and when cpu >= 0 the thread's affinity
 // is set to that CPU first, so the child starts pinned and its runtime sizes
 // itself for that one CPU.
-func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File, wakes int) (*exec.Cmd, error) {
+func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File, wakes int, gen int64) (*exec.Cmd, error) {
 	if cpu >= 0 {
 		var set unix.CPUSet
 		set.Set(cpu)
@@ -64,7 +67,8 @@ func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File, wakes 
 			return nil, err
 		}
 	}
-	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(slot), "--wake", strconv.Itoa(wakes))
+	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(slot), "--wake", strconv.Itoa(wakes),
+		"--generation", strconv.FormatInt(gen, 10))
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = files // fd 3, 4, …: exec clears FD_CLOEXEC on these

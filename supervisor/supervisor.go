@@ -53,6 +53,9 @@ type slot struct {
 	ready  atomic.Bool
 	mu     sync.Mutex
 	proc   *os.Process // nil while no worker runs
+
+	control  *os.File // the worker's control socket (reloads); nil while no worker runs
+	controlR *bufio.Reader
 }
 
 type supervisor struct {
@@ -64,6 +67,15 @@ type supervisor struct {
 	stopCh   chan struct{}
 	region   *shm.Region
 	metrics  *metrics
+	notified atomic.Bool // READY=1 sent to systemd
+
+	cfgMu         sync.Mutex
+	cfg           *config.Config   // the running configuration
+	cfgData       []byte           // its bytes, handed to workers
+	gen           int64            // its generation: 1 at start, +1 per reload
+	retired       map[string]int64 // cells of removed names → last generation that had them
+	reloads       atomic.Int64
+	lastReloadErr string
 
 	socketsOnce sync.Once
 	sockets     []*os.File
@@ -72,7 +84,8 @@ type supervisor struct {
 // Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or
 // ctx is cancelled), then drains them and returns nil once all have exited.
 func Run(ctx context.Context, o Options) error {
-	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{})}
+	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
+		cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: map[string]int64{}}
 	if s.exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -116,9 +129,15 @@ func Run(ctx context.Context, o Options) error {
 	if _, err := shm.AllocConfig(region, cfg); err != nil {
 		return err
 	}
-	region.BumpGeneration()
 	s.region = region
 	s.metrics = newMetrics(s)
+	go s.sweep()
+	if err := writePidFile(cfg.PidFile); err != nil {
+		return err
+	}
+	if cfg.PidFile != "" {
+		defer os.Remove(cfg.PidFile)
+	}
 
 	admin, adminAddr, err := s.startAdmin(cfg.Admin)
 	if err != nil {
@@ -146,8 +165,14 @@ func Run(ctx context.Context, o Options) error {
 				s.log.Info("stopping: workers drain in-flight requests", "signal", sig.String(),
 					"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
 				s.stop()
+			case syscall.SIGHUP:
+				s.log.Info("reloading", "config", o.ConfigName)
+				s.reload() //nolint:errcheck // logged and counted inside
+			case syscall.SIGUSR1:
+				s.log.Info("reopening log files")
+				s.signalWorkers(syscall.SIGUSR1)
 			default:
-				s.log.Warn("signal ignored: reload and upgrade are not implemented yet", "signal", sig.String())
+				s.log.Warn("signal ignored: binary upgrade is not implemented yet", "signal", sig.String())
 			}
 		case <-ctx.Done():
 			s.log.Info("stopping: workers drain in-flight requests")
@@ -174,6 +199,7 @@ func Run(ctx context.Context, o Options) error {
 // worker that will never accept them.
 func (s *supervisor) stop() {
 	if s.stopping.CompareAndSwap(false, true) {
+		notify("STOPPING=1")
 		close(s.stopCh)
 		s.signalWorkers(syscall.SIGTERM)
 		s.closeSockets()
@@ -211,6 +237,7 @@ func (s *supervisor) runSlot(sl *slot) {
 			sl.mu.Lock()
 			sl.proc = nil
 			sl.mu.Unlock()
+			sl.setControl(nil)
 			s.releaseWorker(sl, cmd.Process.Pid)
 			if s.stopping.Load() {
 				s.log.Info("worker exited", "slot", sl.n, "pid", cmd.Process.Pid, "status", exitReason(err))
@@ -245,19 +272,37 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 		cfgW.Close()
 		return nil, err
 	}
-	files := []*os.File{sl.socket, cfgR, readyW, s.region.File(), sl.wake.r}
+	control, controlChild, err := newControlPair()
+	if err != nil {
+		cfgR.Close()
+		cfgW.Close()
+		readyR.Close()
+		readyW.Close()
+		return nil, err
+	}
+	// The configuration and its generation are read under the lock a
+	// reload takes, so a worker starts with the one a reload would send.
+	s.cfgMu.Lock()
+	cfg, cfgData, gen := s.cfg, s.cfgData, s.gen
+	files := []*os.File{sl.socket, cfgR, readyW, s.region.File(), sl.wake.r, controlChild}
 	for _, other := range s.slots {
 		files = append(files, other.wake.w)
 	}
 	sl.mu.Lock()
-	cmd, err := startWorker(s.exe, sl.n, sl.cpu, s.o.Config.GoMaxProcs, files, len(s.slots))
+	cmd, err := startWorker(s.exe, sl.n, sl.cpu, cfg.GoMaxProcs, files, len(s.slots), gen)
 	if err == nil {
 		sl.proc = cmd.Process
 	}
 	sl.mu.Unlock()
+	if err == nil {
+		sl.setControl(control)
+	}
+	s.cfgMu.Unlock()
 	cfgR.Close()
 	readyW.Close()
+	controlChild.Close()
 	if err != nil {
+		control.Close()
 		cfgW.Close()
 		readyR.Close()
 		return nil, err
@@ -265,7 +310,7 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 	go func() {
 		// A worker that dies before reading it all makes this fail; Wait reports why.
 		fmt.Fprintf(cfgW, "%s\n", s.o.ConfigName)
-		cfgW.Write(s.o.ConfigData) //nolint:errcheck
+		cfgW.Write(cfgData) //nolint:errcheck
 		cfgW.Close()
 	}()
 	go func() {
@@ -274,6 +319,9 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 		if line == "ready\n" {
 			sl.ready.Store(true)
 			s.log.Info("worker ready", "slot", sl.n, "pid", cmd.Process.Pid, "cpu", sl.cpu)
+			if s.allReady() && s.notified.CompareAndSwap(false, true) {
+				notify("READY=1") // systemd: every worker listens
+			}
 		}
 	}()
 	return cmd, nil
@@ -291,6 +339,16 @@ func (s *supervisor) releaseWorker(sl *slot, pid int) {
 	for _, other := range s.slots {
 		other.wake.poke()
 	}
+}
+
+// allReady reports whether every slot has a worker accepting connections.
+func (s *supervisor) allReady() bool {
+	for _, sl := range s.slots {
+		if !sl.ready.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // exitReason describes how a worker ended: exit code or signal.
@@ -333,6 +391,7 @@ func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
 	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("GET /status", s.status)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ready := 0
 		for _, sl := range s.slots {

@@ -103,6 +103,7 @@ type gateway struct {
 	URL      string // client-facing base URL
 	AdminURL string
 	UsageLog string
+	Config   string // the configuration file's path
 	stderr   *syncBuffer
 	exited   chan struct{}
 	exitErr  error
@@ -117,7 +118,7 @@ func startGateway(t *testing.T, cfg string) *gateway {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), Config: path}
 	g.cmd = exec.Command(sluiceBin, "serve", "-c", path)
 	g.cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY="+backendKey)
 	g.cmd.Stderr = g.stderr

@@ -33,7 +33,9 @@ func (b *backendRoute) eject(now time.Time) time.Duration {
 
 // checkHealth runs the active health checks of every backend of t until
 // ctx ends: GET health.path every health.interval, up on a 2xx. The first
-// round runs before it returns, so a worker starts with a real view.
+// round runs before it returns, so a worker starts with a real view — except
+// for backends whose state a reload carried over: they keep it until their
+// next check.
 func checkHealth(ctx context.Context, t *routeTable, log *slog.Logger) {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}}
 	var first sync.WaitGroup
@@ -62,7 +64,9 @@ func checkHealth(ctx context.Context, t *routeTable, log *slog.Logger) {
 						log.Info("backend health changed", "model", m.name, "backend", b.url, "healthy", up, "err", err)
 					}
 				}
-				probe()
+				if !b.carried {
+					probe()
+				}
 				first.Done()
 				tick := time.NewTicker(m.healthInterval)
 				defer tick.Stop()

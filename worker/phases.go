@@ -45,7 +45,8 @@ import (
 func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec := g.beginRecord(c)
 	defer g.finish(c, rec)
-	routes := g.routes.Load()
+	routes := g.acquireRoutes() // the table this request finishes on, whatever reloads come
+	defer routes.refs.Add(-1)
 
 	// 1. auth
 	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
@@ -56,11 +57,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.key = key.name
 
 	// 2. body
-	body, aerr := readBody(c, g.maxBody)
+	maxBody := g.maxBody.Load()
+	body, aerr := readBody(c, maxBody)
 	if aerr == errBodyTooLarge {
 		rec.status, rec.errCode = aerr.status, aerr.code
 		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
-			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", g.maxBody)))
+			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
 		return
 	}
 	if aerr != nil {
@@ -595,7 +597,8 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
 	rec := g.beginRecord(c)
 	defer g.finish(c, rec)
-	routes := g.routes.Load()
+	routes := g.acquireRoutes()
+	defer routes.refs.Add(-1)
 	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
 	if key == nil {
 		g.fail(c, rec, errUnauthorized(c))

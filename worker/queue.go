@@ -72,6 +72,24 @@ func (q *queues) forModel(name string, cell *shm.Cell) *localQueue {
 	return lq
 }
 
+// prune drops the local queues of models a reload removed, once nobody
+// waits in them (a waiter keeps its queue until it leaves).
+func (q *queues) prune(rt *routeTable) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for name, lq := range q.byName {
+		if m := rt.models[name]; m != nil && m.queue == lq {
+			continue
+		}
+		lq.mu.Lock()
+		idle := len(lq.waiters) == 0
+		lq.mu.Unlock()
+		if idle {
+			delete(q.byName, name)
+		}
+	}
+}
+
 // wake tells the worker of column col that a slot may be free for its
 // oldest waiter. A full pipe already holds a wake-up: nothing is lost.
 func (q *queues) wake(col int) {

@@ -21,6 +21,10 @@ import (
 // request needs to find its key, its model and a backend. A reload will build
 // a new table and swap the pointer; a request keeps the table it started on.
 type routeTable struct {
+	gen       int64        // the configuration generation it was compiled from
+	refs      atomic.Int64 // requests running on it
+	retiredAt time.Time    // when a reload replaced it
+
 	keys   map[[sha256.Size]byte]*keyRoute
 	models map[string]*modelRoute
 	order  []*modelRoute // config order, for /v1/models
@@ -71,6 +75,32 @@ type backendRoute struct {
 	up           atomic.Bool  // the last active health check passed
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
+	carried      bool         // health state carried over from the table a reload replaced
+}
+
+// carryHealth copies, for every backend that the old table also had (same
+// model, same URL), its health state: a reload must not take a healthy
+// backend out of rotation until its next check, nor put an ejected one back.
+func (t *routeTable) carryHealth(old *routeTable) {
+	if old == nil {
+		return
+	}
+	for _, m := range t.order {
+		om := old.models[m.name]
+		if om == nil {
+			continue
+		}
+		for _, b := range m.backends {
+			for _, ob := range om.backends {
+				if ob.url == b.url {
+					b.up.Store(ob.up.Load())
+					b.ejectedUntil.Store(ob.ejectedUntil.Load())
+					b.failures.Store(ob.failures.Load())
+					b.carried = true
+				}
+			}
+		}
+	}
 }
 
 // compileRoutes builds a routeTable from a validated configuration, finding

@@ -53,6 +53,7 @@ type usageRecord struct {
 // workers sharing a file (O_APPEND) or a pipe never interleave.
 type usageLog struct {
 	mu     sync.Mutex
+	dest   string    // usage_log: "stdout", "off" or a path
 	w      io.Writer // nil: usage_log is "off"
 	closer io.Closer
 	worker int
@@ -61,7 +62,7 @@ type usageLog struct {
 
 // openUsageLog opens the destination named by usage_log.
 func openUsageLog(dest string, worker int) (*usageLog, error) {
-	u := &usageLog{worker: worker, buf: make([]byte, 0, 1024)}
+	u := &usageLog{worker: worker, dest: dest, buf: make([]byte, 0, 1024)}
 	switch dest {
 	case "off":
 	case "stdout":
@@ -174,6 +175,42 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	u.w.Write(b) //nolint:errcheck // a full disk must not fail requests
 	u.buf = b
 	u.mu.Unlock()
+}
+
+// retarget points the log at dest, when a reload changed usage_log.
+func (u *usageLog) retarget(dest string) error {
+	u.mu.Lock()
+	same := dest == u.dest
+	u.mu.Unlock()
+	if same {
+		return nil
+	}
+	return u.switchTo(dest)
+}
+
+// reopen opens the log file again under its name (SIGUSR1, after logrotate
+// renamed it): lines written from now on go to the new file, none is lost
+// in between — a line is written whole to the old file or to the new one.
+func (u *usageLog) reopen() error {
+	u.mu.Lock()
+	dest := u.dest
+	u.mu.Unlock()
+	return u.switchTo(dest)
+}
+
+func (u *usageLog) switchTo(dest string) error {
+	n, err := openUsageLog(dest, u.worker)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	old := u.closer
+	u.dest, u.w, u.closer = dest, n.w, n.closer
+	u.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
 }
 
 func (u *usageLog) close() {

@@ -13,8 +13,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app/server"
@@ -41,6 +44,10 @@ type Options struct {
 	// by column (nil: a single worker with no others to wake).
 	WakeRead  *os.File
 	WakeWrite []int
+	// Control is the supervisor's reload channel (nil: no reloads).
+	Control *os.File
+	// Generation is the configuration generation Config belongs to.
+	Generation int64
 }
 
 // gateway is the state a worker's request handlers share.
@@ -51,10 +58,17 @@ type gateway struct {
 	queues *queues
 	// bodyBytes is the shared gauge of request bodies kept for retries.
 	bodyBytes *shm.Cell
-	usage     *usageLog
-	log       *slog.Logger
-	maxBody   int64
-	started   time.Time
+	// genCell's mark in this worker's column is the oldest configuration
+	// generation a running request may still use (see publishGenerations).
+	genCell *shm.Cell
+	usage   *usageLog
+	log     *slog.Logger
+	maxBody atomic.Int64
+	started time.Time
+
+	applyMu    sync.Mutex    // one reload at a time
+	retired    []*routeTable // tables replaced by a reload, until no request runs on them
+	stopHealth context.CancelFunc
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -88,18 +102,21 @@ func Run(ctx context.Context, o Options) error {
 		col:      o.Column,
 		queues:   newQueues(o.Column, region, o.WakeWrite),
 		log:      o.Log,
-		maxBody:  int64(cfg.MaxBody),
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
-	if g.bodyBytes = region.Lookup(shm.BodyBytesCell); g.bodyBytes == nil {
-		return fmt.Errorf("shared region lacks the cell %s", shm.BodyBytesCell)
+	g.maxBody.Store(int64(cfg.MaxBody))
+	g.bodyBytes, g.genCell = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.GenerationCell)
+	if g.bodyBytes == nil || g.genCell == nil {
+		return fmt.Errorf("shared region lacks the cells %s and %s", shm.BodyBytesCell, shm.GenerationCell)
 	}
 	routes, err := compileRoutes(cfg, region, g.queues)
 	if err != nil {
 		return err
 	}
+	routes.gen = o.Generation
 	g.routes.Store(routes)
+	g.genCell.SetMark(g.col, routes.gen)
 	qctx, stopQueues := context.WithCancel(context.Background())
 	defer stopQueues()
 	go g.queues.run(qctx)
@@ -109,8 +126,24 @@ func Run(ctx context.Context, o Options) error {
 	// Health checks run for the worker's life; the first round completes
 	// before the worker reports ready.
 	hctx, stopHealth := context.WithCancel(context.Background())
-	defer stopHealth()
+	g.stopHealth = stopHealth
+	defer func() { g.applyMu.Lock(); g.stopHealth(); g.applyMu.Unlock() }()
 	checkHealth(hctx, routes, o.Log)
+	go g.publishGenerations(qctx)
+	// SIGUSR1: reopen the usage log (logrotate renamed it).
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	go func() {
+		for range usr1 {
+			if err := g.usage.reopen(); err != nil {
+				o.Log.Error("reopen usage_log", "err", err)
+			}
+		}
+	}()
+	if o.Control != nil {
+		go g.serveControl(o.Control)
+	}
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
 	conns := newConnTracker()

@@ -3,6 +3,7 @@
 //
 //	sluice serve -c FILE     run the gateway (supervisor + workers)
 //	sluice check -c FILE     validate a config, like nginx -t
+//	sluice reload -c FILE    validate, then make the running gateway reload it
 //	sluice demo              run on a built-in config with a mock upstream
 package main
 
@@ -31,6 +32,8 @@ const usage = `usage: sluice <command> [flags]
 commands:
   serve -c FILE    run the gateway: a supervisor and its worker processes
   check -c FILE    validate a configuration file; prints OK or every error (exit 0/1)
+  reload -c FILE   validate the file, signal the running supervisor (pid_file) to
+                   reload it, and report how the reload went (exit 0/1)
   demo [--listen ADDR]
                    run the gateway on a built-in config in front of a built-in
                    mock upstream, and print a curl command to try it
@@ -48,6 +51,8 @@ func main() {
 		err = serve(args)
 	case "check":
 		os.Exit(check(args, os.Stdout, os.Stderr))
+	case "reload":
+		os.Exit(reload(args, os.Stdout, os.Stderr))
 	case "demo":
 		err = demo(args)
 	case "worker": // internal: started by the supervisor, not by people
@@ -120,6 +125,7 @@ func runWorker(args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	slot := fs.Int("slot", 0, "worker slot")
 	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
+	gen := fs.Int64("generation", 1, "configuration generation")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -155,8 +161,9 @@ func runWorker(args []string) error {
 		wakeW[i] = supervisor.WorkerWakeAllFD + i
 	}
 
-	// TERM, INT, QUIT: drain and exit. HUP, USR1, USR2 belong to the
+	// TERM, INT, QUIT: drain and exit. HUP and USR2 belong to the
 	// supervisor; a worker must not die of them (their default action).
+	// USR1 (reopen the usage log) is handled in worker.Run.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -188,6 +195,7 @@ func runWorker(args []string) error {
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
 		Region: region, Column: *slot, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
+		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: *gen,
 		Ready: func() {
 			readyPipe.WriteString("ready\n") //nolint:errcheck
 			readyPipe.Close()

@@ -1,0 +1,250 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"golang.org/x/sys/unix"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// Reload, supervisor side (SIGHUP, `sluice reload`, systemctl reload):
+// re-read and validate the file; refuse what a reload cannot apply; give
+// every name of the new configuration its cell (names that stay keep the
+// very same cells: counters carry on); send the configuration to every
+// worker, which swaps its routes without a restart. Workers started later
+// get the new configuration. A failed reload changes nothing and is
+// reported in the log, in /metrics and in /status.
+
+// current returns the running configuration, its bytes and generation.
+func (s *supervisor) current() (*config.Config, []byte, int64) {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	return s.cfg, s.cfgData, s.gen
+}
+
+// reload applies the configuration file again and returns why it could not.
+func (s *supervisor) reload() error {
+	notify(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", monotonicUsec()))
+	defer notify("READY=1")
+	s.reloads.Add(1)
+	err := s.applyFile()
+	s.cfgMu.Lock()
+	s.lastReloadErr = ""
+	if err != nil {
+		s.lastReloadErr = err.Error()
+	}
+	s.cfgMu.Unlock()
+	if err != nil {
+		s.metrics.reloads.WithLabelValues("error").Inc()
+		s.log.Error("reload failed; still serving the previous configuration", "config", s.o.ConfigName, "err", err)
+		return err
+	}
+	s.metrics.reloads.WithLabelValues("ok").Inc()
+	return nil
+}
+
+func (s *supervisor) applyFile() error {
+	data, err := os.ReadFile(s.o.ConfigName)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := config.Parse(s.o.ConfigName, data)
+	if err != nil {
+		return err
+	}
+	old, _, _ := s.current()
+	if ch := config.StaticChanges(old, cfg); len(ch) > 0 {
+		return fmt.Errorf("%s: %s: a reload cannot apply this; restart sluice to apply it", s.o.ConfigName, strings.Join(ch, "; "))
+	}
+	if err := checkUsageLog(cfg.UsageLog); err != nil {
+		return err
+	}
+	if _, err := shm.AllocConfig(s.region, cfg); err != nil {
+		return fmt.Errorf("%w (cells of removed names are freed once nothing uses them; retry shortly)", err)
+	}
+
+	s.cfgMu.Lock()
+	s.cfg, s.cfgData = cfg, data
+	s.gen++
+	gen := s.gen
+	keep := map[string]bool{}
+	for _, n := range cellNames(cfg) {
+		keep[n] = true
+		delete(s.retired, n)
+	}
+	for _, n := range cellNames(old) {
+		if !keep[n] {
+			s.retired[n] = gen - 1 // the last generation that had it
+		}
+	}
+	s.cfgMu.Unlock()
+
+	// Every live worker applies it; one that cannot is restarted, and comes
+	// back with the new configuration.
+	for _, sl := range s.slots {
+		if err := sl.sendReload(s.o.ConfigName, data, gen); err != nil {
+			s.log.Error("a worker could not apply the new configuration; restarting it", "slot", sl.n, "err", err)
+			sl.signal(unix.SIGTERM)
+		}
+	}
+	s.log.Info("configuration reloaded", "config", s.o.ConfigName, "generation", gen)
+	return nil
+}
+
+// cellNames lists the names of the cells a configuration uses.
+func cellNames(c *config.Config) []string {
+	var names []string
+	for _, k := range c.Keys {
+		names = append(names, shm.KeyCell(k.Name))
+	}
+	for _, m := range c.Models {
+		names = append(names, shm.QueueCell(m.Name))
+		for _, b := range m.Backends {
+			names = append(names, shm.BackendCell(m.Name, b.URL))
+		}
+	}
+	return names
+}
+
+// sweep frees, now and then, the cells of names a reload removed, once no
+// worker runs a request on a configuration that had them and nothing is
+// held in them.
+func (s *supervisor) sweep() {
+	gens := s.region.Lookup(shm.GenerationCell)
+	for {
+		select {
+		case <-s.stopCh:
+			return
+		case <-time.After(time.Second):
+		}
+		oldestInUse, _ := gens.MinMark()
+		s.cfgMu.Lock()
+		for name, last := range s.retired {
+			c := s.region.Lookup(name)
+			if c == nil {
+				delete(s.retired, name)
+				continue
+			}
+			if oldestInUse > last && c.Idle() {
+				s.region.Free(name)
+				delete(s.retired, name)
+				s.metrics.freed.Inc()
+			}
+		}
+		s.cfgMu.Unlock()
+	}
+}
+
+// replyTimeout bounds how long a worker may take to apply a configuration
+// (it runs the first health check of new backends).
+const replyTimeout = 15 * time.Second
+
+// sendReload sends a configuration to the slot's worker, if one runs, and
+// waits for its answer.
+func (sl *slot) sendReload(name string, data []byte, gen int64) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.control == nil {
+		return nil // no worker now: the next one starts with the new configuration
+	}
+	sl.control.SetDeadline(time.Now().Add(replyTimeout)) //nolint:errcheck
+	if _, err := fmt.Fprintf(sl.control, "reload %d %d %d\n%s%s", gen, len(name), len(data), name, data); err != nil {
+		return err
+	}
+	line, err := sl.controlR.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if ok := fmt.Sprintf("ok %d\n", gen); line != ok {
+		return errors.New(strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// newControlPair is a worker's control socket: the supervisor's end (non-
+// blocking, so reads have deadlines) and the worker's (blocking).
+func newControlPair() (parent, child *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The child's end is made an os.File while blocking (see newWakePipe);
+	// the parent's becomes non-blocking first, so os.File polls it.
+	child = os.NewFile(uintptr(fds[1]), "control-child")
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		child.Close()
+		unix.Close(fds[0])
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "control"), child, nil
+}
+
+func (sl *slot) setControl(f *os.File) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.control != nil {
+		sl.control.Close()
+	}
+	sl.control = f
+	sl.controlR = nil
+	if f != nil {
+		sl.controlR = bufio.NewReader(f)
+	}
+}
+
+func (sl *slot) signal(sig unix.Signal) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.proc != nil {
+		sl.proc.Signal(sig) //nolint:errcheck // it may have just exited
+	}
+}
+
+// status serves GET /status: what `sluice reload` reads to learn how its
+// reload went.
+func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
+	s.cfgMu.Lock()
+	st := struct {
+		PID             int    `json:"pid"`
+		Config          string `json:"config"`
+		Generation      int64  `json:"generation"`
+		Reloads         int64  `json:"reloads"`
+		LastReloadError string `json:"last_reload_error"`
+	}{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr}
+	s.cfgMu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(st) //nolint:errcheck
+}
+
+// notify tells systemd (Type=notify) about the service's state; a no-op
+// when not run by systemd.
+func notify(state string) {
+	daemon.SdNotify(false, state) //nolint:errcheck
+}
+
+func monotonicUsec() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) //nolint:errcheck
+	return ts.Nano() / 1000
+}
+
+// writePidFile writes the supervisor's pid, for `sluice reload`.
+func writePidFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
+		return fmt.Errorf("pid_file: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/config"
+)
+
+// Reload, worker side. The supervisor validates a new configuration,
+// allocates its cells and sends it to every worker over the worker's
+// control socket; the worker compiles a new route table over the same
+// shared cells and swaps it in atomically. A request finishes on the table
+// it started on; the old table is retired once no request runs on it.
+
+// acquireRoutes returns the current route table, counted as in use until
+// the caller releases it with refs.Add(-1).
+func (g *gateway) acquireRoutes() *routeTable {
+	rt := g.routes.Load()
+	rt.refs.Add(1)
+	return rt
+}
+
+// apply swaps in the configuration of generation gen. Health state carries
+// over for backends that stay; new backends are checked before the swap.
+func (g *gateway) apply(cfg *config.Config, gen int64) error {
+	g.applyMu.Lock()
+	defer g.applyMu.Unlock()
+	old := g.routes.Load()
+	if gen <= old.gen {
+		return nil // already running it (a worker started after the reload)
+	}
+	rt, err := compileRoutes(cfg, g.region, g.queues)
+	if err != nil {
+		return err
+	}
+	rt.gen = gen
+	rt.carryHealth(old)
+	hctx, stopHealth := context.WithCancel(context.Background())
+	checkHealth(hctx, rt, g.log)
+	if err := g.usage.retarget(cfg.UsageLog); err != nil {
+		stopHealth()
+		return fmt.Errorf("usage_log: %w", err)
+	}
+	g.maxBody.Store(int64(cfg.MaxBody))
+	g.routes.Store(rt)
+	g.stopHealth()
+	g.stopHealth = stopHealth
+	old.retiredAt = time.Now()
+	g.retired = append(g.retired, old)
+	g.queues.prune(rt)
+	return nil
+}
+
+// retireGrace is how long a replaced table is assumed reachable by a
+// request that loaded it but has not yet counted itself on it.
+const retireGrace = 2 * time.Second
+
+// publishGenerations publishes, in this worker's column of the generation
+// cell, the oldest configuration generation a running request may still
+// use. The supervisor frees the cells of names a reload removed only once
+// every worker has moved past the generation that last had them.
+func (g *gateway) publishGenerations(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		g.applyMu.Lock()
+		oldest := g.routes.Load().gen
+		kept := g.retired[:0]
+		for _, rt := range g.retired {
+			if rt.refs.Load() > 0 || time.Since(rt.retiredAt) < retireGrace {
+				kept = append(kept, rt)
+				oldest = min(oldest, rt.gen)
+			}
+		}
+		clear(g.retired[len(kept):])
+		g.retired = kept
+		g.genCell.SetMark(g.col, oldest)
+		g.applyMu.Unlock()
+	}
+}
+
+// serveControl reads reload frames from the supervisor until the socket
+// closes: "reload GEN NAMELEN DATALEN\n", the config's name, its bytes. It
+// answers each with "ok GEN\n" or "error GEN MESSAGE\n".
+func (g *gateway) serveControl(f *os.File) {
+	defer f.Close()
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		var gen int64
+		var nameLen, dataLen int
+		if _, err := fmt.Sscanf(line, "reload %d %d %d", &gen, &nameLen, &dataLen); err != nil {
+			g.log.Error("control: unreadable frame", "line", strings.TrimSpace(line))
+			return
+		}
+		buf := make([]byte, nameLen+dataLen)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
+		}
+		cfg, err := config.Parse(string(buf[:nameLen]), buf[nameLen:])
+		if err == nil {
+			err = g.apply(cfg, gen)
+		}
+		if err != nil {
+			g.log.Error("reload failed in this worker", "generation", gen, "err", err)
+			fmt.Fprintf(f, "error %d %s\n", gen, strings.ReplaceAll(err.Error(), "\n", "; "))
+			continue
+		}
+		g.log.Info("configuration applied", "generation", gen)
+		fmt.Fprintf(f, "ok %d\n", gen)
+	}
+}
