@@ -30,37 +30,33 @@ const BodyBytesCell = "stats/request_body_bytes"
 // generation a request running in that worker may still use.
 const GenerationCell = "stats/route_generation"
 
-// AllocConfig allocates every cell the configuration names (the
-// supervisor's job) and returns how many it found already allocated.
+// ConfigCellNames lists the cells of the configuration's keys, models and
+// backends (not the fixed stats cells).
+func ConfigCellNames(c *config.Config) []string {
+	var names []string
+	for _, k := range c.Keys {
+		names = append(names, KeyCell(k.Name))
+	}
+	for _, m := range c.Models {
+		names = append(names, QueueCell(m.Name))
+		for _, b := range m.Backends {
+			names = append(names, BackendCell(m.Name, b.URL))
+		}
+	}
+	return names
+}
+
+// AllocConfig allocates every cell the configuration names, and the stats
+// cells (the supervisor's job), and returns how many it found already
+// allocated.
 func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
-	alloc := func(name string) error {
+	for _, name := range append([]string{BodyBytesCell, GenerationCell}, ConfigCellNames(c)...) {
 		before := r.Used()
 		if _, err := r.Alloc(name); err != nil {
-			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
+			return existing, fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
 		}
 		if r.Used() == before {
 			existing++
-		}
-		return nil
-	}
-	for _, name := range []string{BodyBytesCell, GenerationCell} {
-		if err := alloc(name); err != nil {
-			return existing, err
-		}
-	}
-	for _, k := range c.Keys {
-		if err := alloc(KeyCell(k.Name)); err != nil {
-			return existing, err
-		}
-	}
-	for _, m := range c.Models {
-		if err := alloc(QueueCell(m.Name)); err != nil {
-			return existing, err
-		}
-		for _, b := range m.Backends {
-			if err := alloc(BackendCell(m.Name, b.URL)); err != nil {
-				return existing, err
-			}
 		}
 	}
 	return existing, nil

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -77,16 +77,7 @@ func (s *supervisor) applyFile() error {
 	s.cfg, s.cfgData = cfg, data
 	s.gen++
 	gen := s.gen
-	keep := map[string]bool{}
-	for _, n := range cellNames(cfg) {
-		keep[n] = true
-		delete(s.retired, n)
-	}
-	for _, n := range cellNames(old) {
-		if !keep[n] {
-			s.retired[n] = gen - 1 // the last generation that had it
-		}
-	}
+	s.retired.Replace(shm.ConfigCellNames(old), shm.ConfigCellNames(cfg), gen)
 	s.cfgMu.Unlock()
 
 	// Every live worker applies it; one that cannot is restarted, and comes
@@ -101,46 +92,18 @@ func (s *supervisor) applyFile() error {
 	return nil
 }
 
-// cellNames lists the names of the cells a configuration uses.
-func cellNames(c *config.Config) []string {
-	var names []string
-	for _, k := range c.Keys {
-		names = append(names, shm.KeyCell(k.Name))
-	}
-	for _, m := range c.Models {
-		names = append(names, shm.QueueCell(m.Name))
-		for _, b := range m.Backends {
-			names = append(names, shm.BackendCell(m.Name, b.URL))
-		}
-	}
-	return names
-}
-
 // sweep frees, now and then, the cells of names a reload removed, once no
 // worker runs a request on a configuration that had them and nothing is
 // held in them.
 func (s *supervisor) sweep() {
-	gens := s.region.Lookup(shm.GenerationCell)
 	for {
 		select {
 		case <-s.stopCh:
 			return
 		case <-time.After(time.Second):
 		}
-		oldestInUse, _ := gens.MinMark()
 		s.cfgMu.Lock()
-		for name, last := range s.retired {
-			c := s.region.Lookup(name)
-			if c == nil {
-				delete(s.retired, name)
-				continue
-			}
-			if oldestInUse > last && c.Idle() {
-				s.region.Free(name)
-				delete(s.retired, name)
-				s.metrics.freed.Inc()
-			}
-		}
+		s.metrics.freed.Add(float64(s.retired.Sweep(s.region)))
 		s.cfgMu.Unlock()
 	}
 }
@@ -158,17 +121,10 @@ func (sl *slot) sendReload(name string, data []byte, gen int64) error {
 		return nil // no worker now: the next one starts with the new configuration
 	}
 	sl.control.SetDeadline(time.Now().Add(replyTimeout)) //nolint:errcheck
-	if _, err := fmt.Fprintf(sl.control, "reload %d %d %d\n%s%s", gen, len(name), len(data), name, data); err != nil {
+	if err := hotreload.WriteConfig(sl.control, name, data, gen); err != nil {
 		return err
 	}
-	line, err := sl.controlR.ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if ok := fmt.Sprintf("ok %d\n", gen); line != ok {
-		return errors.New(strings.TrimSpace(line))
-	}
-	return nil
+	return hotreload.ReadReply(sl.controlR, gen)
 }
 
 // newControlPair is a worker's control socket: the supervisor's end (non-

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -73,7 +74,7 @@ type supervisor struct {
 	cfg           *config.Config   // the running configuration
 	cfgData       []byte           // its bytes, handed to workers
 	gen           int64            // its generation: 1 at start, +1 per reload
-	retired       map[string]int64 // cells of removed names → last generation that had them
+	retired       *hotreload.Retired // cells of names reloads removed, until freed
 	reloads       atomic.Int64
 	lastReloadErr string
 
@@ -85,7 +86,7 @@ type supervisor struct {
 // ctx is cancelled), then drains them and returns nil once all have exited.
 func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
-		cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: map[string]int64{}}
+		cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired()}
 	if s.exe == "" {
 		exe, err := os.Executable()
 		if err != nil {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/hotreload"
 )
 
 // Reload, worker side. The supervisor validates a new configuration,
@@ -97,30 +97,22 @@ func (g *gateway) serveControl(f *os.File) {
 	defer f.Close()
 	r := bufio.NewReader(f)
 	for {
-		line, err := r.ReadString('\n')
+		name, data, gen, err := hotreload.ReadConfig(r)
 		if err != nil {
+			if err != io.EOF {
+				g.log.Error("control socket", "err", err)
+			}
 			return
 		}
-		var gen int64
-		var nameLen, dataLen int
-		if _, err := fmt.Sscanf(line, "reload %d %d %d", &gen, &nameLen, &dataLen); err != nil {
-			g.log.Error("control: unreadable frame", "line", strings.TrimSpace(line))
-			return
-		}
-		buf := make([]byte, nameLen+dataLen)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return
-		}
-		cfg, err := config.Parse(string(buf[:nameLen]), buf[nameLen:])
+		cfg, err := config.Parse(name, data)
 		if err == nil {
 			err = g.apply(cfg, gen)
 		}
 		if err != nil {
 			g.log.Error("reload failed in this worker", "generation", gen, "err", err)
-			fmt.Fprintf(f, "error %d %s\n", gen, strings.ReplaceAll(err.Error(), "\n", "; "))
-			continue
+		} else {
+			g.log.Info("configuration applied", "generation", gen)
 		}
-		g.log.Info("configuration applied", "generation", gen)
-		fmt.Fprintf(f, "ok %d\n", gen)
+		hotreload.WriteReply(f, gen, err) //nolint:errcheck // the supervisor times out on a lost answer
 	}
 }

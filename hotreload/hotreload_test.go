@@ -1,0 +1,80 @@
+package hotreload
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/shm"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	data := []byte("listen: x\nkeys: []\n")
+	WriteConfig(&b, "/etc/sluice/s.yaml", data, 7)
+	WriteConfig(&b, "n", nil, 8)
+	r := bufio.NewReader(&b)
+	name, got, gen, err := ReadConfig(r)
+	if err != nil || name != "/etc/sluice/s.yaml" || string(got) != string(data) || gen != 7 {
+		t.Fatalf("frame 1: %q %q %d %v", name, got, gen, err)
+	}
+	if name, got, gen, err = ReadConfig(r); err != nil || name != "n" || len(got) != 0 || gen != 8 {
+		t.Fatalf("frame 2: %q %q %d %v", name, got, gen, err)
+	}
+}
+
+func TestFrameRefusals(t *testing.T) {
+	for _, in := range []string{"hello\n", "reload 1 -1 3\nabc", "reload 1 1 99999999999\n", "reload 1 4 4\nshort"} {
+		if _, _, _, err := ReadConfig(bufio.NewReader(strings.NewReader(in))); err == nil {
+			t.Errorf("ReadConfig(%q) accepted", in)
+		}
+	}
+}
+
+func TestReplies(t *testing.T) {
+	var b bytes.Buffer
+	WriteReply(&b, 3, nil)
+	WriteReply(&b, 4, errors.New("line one\nline two"))
+	WriteReply(&b, 4, nil)
+	r := bufio.NewReader(&b)
+	if err := ReadReply(r, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadReply(r, 4); err == nil || err.Error() != "line one; line two" {
+		t.Fatalf("error reply: %v", err)
+	}
+	if err := ReadReply(r, 5); err == nil {
+		t.Fatal("an answer for another generation was taken")
+	}
+}
+
+// A removed name's cell is freed only once every worker has moved past the
+// generations that had it and nothing is held in it; a name that comes
+// back is not freed.
+func TestRetiredSweep(t *testing.T) {
+	region, _ := shm.Create(16, 2)
+	defer region.Close()
+	gens, _ := region.Alloc(shm.GenerationCell)
+	for _, n := range []string{"key/a", "key/b", "key/c"} {
+		region.Alloc(n)
+	}
+	r := NewRetired()
+	r.Replace([]string{"key/a", "key/b", "key/c"}, []string{"key/a"}, 2) // b and c removed at generation 2
+	gens.SetMark(0, 2)
+	gens.SetMark(1, 1) // worker 1 still runs a request of generation 1
+	if n := r.Sweep(region); n != 0 {
+		t.Fatalf("freed %d cells while generation 1 ran", n)
+	}
+	gens.SetMark(1, 2)
+	region.Lookup("key/b").Add(0, 1) // something still held in b
+	if n := r.Sweep(region); n != 1 || region.Lookup("key/c") != nil || region.Lookup("key/b") == nil {
+		t.Fatalf("sweep freed %d; want only c", n)
+	}
+	r.Replace([]string{"key/a"}, []string{"key/a", "key/b"}, 3) // b is back
+	region.Lookup("key/b").Add(0, -1)
+	if n := r.Sweep(region); n != 0 || r.Len() != 0 || region.Lookup("key/b") == nil {
+		t.Fatalf("a name that came back was freed (%d)", n)
+	}
+}
