@@ -71,9 +71,9 @@ type supervisor struct {
 	notified atomic.Bool // READY=1 sent to systemd
 
 	cfgMu         sync.Mutex
-	cfg           *config.Config   // the running configuration
-	cfgData       []byte           // its bytes, handed to workers
-	gen           int64            // its generation: 1 at start, +1 per reload
+	cfg           *config.Config     // the running configuration
+	cfgData       []byte             // its bytes, handed to workers
+	gen           int64              // its generation: 1 at start, +1 per reload
 	retired       *hotreload.Retired // cells of names reloads removed, until freed
 	reloads       atomic.Int64
 	lastReloadErr string
