@@ -46,6 +46,7 @@ const (
 	hGeneration
 	hEpoch      // unix ns at creation: limiter times are kept relative to it
 	hUsed       // cells allocated
+	hColumnBase // first worker column of the supervisor that runs now
 	headerWords = 16
 )
 
@@ -213,8 +214,19 @@ func (r *Region) Used() int { return int(atomic.LoadInt64(&r.words[hUsed])) }
 // applies (see BumpGeneration).
 func (r *Region) Generation() int64 { return atomic.LoadInt64(&r.words[hGeneration]) }
 
-// BumpGeneration increments the generation and returns the new value.
-func (r *Region) BumpGeneration() int64 { return atomic.AddInt64(&r.words[hGeneration], 1) }
+// SetGeneration records the generation of the configuration running now,
+// so a supervisor that inherits the region (binary upgrade) carries on
+// counting after it.
+func (r *Region) SetGeneration(gen int64) { atomic.StoreInt64(&r.words[hGeneration], gen) }
+
+// ColumnBase is the first worker column of the supervisor running now.
+// Supervisors that hand over to each other (binary upgrade) alternate
+// between the two halves of the columns, so the old workers, draining, and
+// the new ones never share a column.
+func (r *Region) ColumnBase() int { return int(atomic.LoadInt64(&r.words[hColumnBase])) }
+
+// SetColumnBase records the first worker column of the supervisor running now.
+func (r *Region) SetColumnBase(base int) { atomic.StoreInt64(&r.words[hColumnBase], int64(base)) }
 
 // Now is the current time in the region's clock: nanoseconds since the
 // region was created, the same in every process that maps it.

@@ -18,6 +18,7 @@ type metrics struct {
 	restarts prometheus.Counter
 	released prometheus.Counter
 	reloads  *prometheus.CounterVec
+	upgrades *prometheus.CounterVec
 	freed    prometheus.Counter
 }
 
@@ -33,9 +34,13 @@ func newMetrics(s *supervisor) *metrics {
 		Help: "Reloads by result: ok, or error (the previous configuration kept serving)."}, []string{"result"})
 	m.freed = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_shm_cells_freed_total",
 		Help: "Cells of names removed by a reload, freed once nothing used them."})
-	m.reloads.WithLabelValues("ok")
-	m.reloads.WithLabelValues("error")
-	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.freed, &shmCollector{s: s})
+	m.upgrades = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_binary_upgrades_total",
+		Help: "Binary upgrades started from this supervisor, by result: ok (it handed over), or error (it kept serving)."}, []string{"result"})
+	for _, r := range []string{"ok", "error"} {
+		m.reloads.WithLabelValues(r)
+		m.upgrades.WithLabelValues(r)
+	}
+	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, &shmCollector{s: s})
 	return m
 }
 

@@ -36,13 +36,13 @@ func (s *supervisor) current() (*config.Config, []byte, int64) {
 func (s *supervisor) reload() error {
 	notify(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", monotonicUsec()))
 	defer notify("READY=1")
-	s.reloads.Add(1)
 	err := s.applyFile()
 	s.cfgMu.Lock()
 	s.lastReloadErr = ""
 	if err != nil {
 		s.lastReloadErr = err.Error()
 	}
+	s.reloads.Add(1) // with the verdict: /status never shows a count without its error
 	s.cfgMu.Unlock()
 	if err != nil {
 		s.metrics.reloads.WithLabelValues("error").Inc()
@@ -77,6 +77,7 @@ func (s *supervisor) applyFile() error {
 	s.cfg, s.cfgData = cfg, data
 	s.gen++
 	gen := s.gen
+	s.region.SetGeneration(gen)
 	s.retired.Replace(shm.ConfigCellNames(old), shm.ConfigCellNames(cfg), gen)
 	s.cfgMu.Unlock()
 
@@ -171,12 +172,14 @@ func (sl *slot) signal(sig unix.Signal) {
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
 	s.cfgMu.Lock()
 	st := struct {
-		PID             int    `json:"pid"`
-		Config          string `json:"config"`
-		Generation      int64  `json:"generation"`
-		Reloads         int64  `json:"reloads"`
-		LastReloadError string `json:"last_reload_error"`
-	}{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr}
+		PID              int    `json:"pid"`
+		Config           string `json:"config"`
+		Generation       int64  `json:"generation"`
+		Reloads          int64  `json:"reloads"`
+		LastReloadError  string `json:"last_reload_error"`
+		Upgrades         int64  `json:"upgrades"`
+		LastUpgradeError string `json:"last_upgrade_error"`
+	}{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr, s.upgrades.Load(), s.lastUpgradeErr}
 	s.cfgMu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st) //nolint:errcheck

@@ -59,16 +59,16 @@ func allowedCPUs() []int {
 // the child exits (golang/go#27505), and when cpu >= 0 the thread's affinity
 // is set to that CPU first, so the child starts pinned and its runtime sizes
 // itself for that one CPU.
-func startWorker(exe string, slot, cpu, gomaxprocs int, files []*os.File, wakes int, gen int64) (*exec.Cmd, error) {
-	if cpu >= 0 {
+func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes int, gen int64) (*exec.Cmd, error) {
+	if sl.cpu >= 0 {
 		var set unix.CPUSet
-		set.Set(cpu)
+		set.Set(sl.cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return nil, err
 		}
 	}
-	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(slot), "--wake", strconv.Itoa(wakes),
-		"--generation", strconv.FormatInt(gen, 10))
+	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(sl.n), "--column", strconv.Itoa(sl.col),
+		"--wake", strconv.Itoa(wakes), "--generation", strconv.FormatInt(gen, 10))
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = files // fd 3, 4, …: exec clears FD_CLOEXEC on these

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/cloudflare/tableflip"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
@@ -34,6 +35,9 @@ type Options struct {
 	Config     *config.Config // the validated configuration
 	Exe        string         // the binary workers are started from; default os.Executable()
 	Log        *slog.Logger
+	// Upgrader hands sockets and the region over in a binary upgrade (see
+	// NewUpgrader); nil: no upgrades, every socket is opened here.
+	Upgrader *tableflip.Upgrader
 }
 
 // Restart backoff for a worker that exits unexpectedly.
@@ -48,6 +52,7 @@ const (
 // its process comes and goes.
 type slot struct {
 	n      int
+	col    int // its worker's column in the shared region
 	cpu    int // -1 when not pinned
 	socket *os.File
 	wake   wakePipe
@@ -78,6 +83,10 @@ type supervisor struct {
 	reloads       atomic.Int64
 	lastReloadErr string
 
+	upgrades       atomic.Int64
+	lastUpgradeErr string
+	upgraded       atomic.Bool // a new supervisor took over: drain and exit quietly
+
 	socketsOnce sync.Once
 	sockets     []*os.File
 }
@@ -101,14 +110,21 @@ func Run(ctx context.Context, o Options) error {
 
 	cpus := allowedCPUs()
 	n := cfg.Workers.Count(len(cpus))
-	sockets, listenAddr, err := openSlotSockets(cfg.Listen, n)
+	region, base, gen, err := s.openRegion(cfg, n)
+	if err != nil {
+		return err
+	}
+	defer region.Close()
+	s.region, s.gen = region, gen
+	s.metrics = newMetrics(s)
+	sockets, listenAddr, err := s.slotSockets(cfg.Listen, n)
 	if err != nil {
 		return err
 	}
 	s.sockets = sockets
 	defer s.closeSockets()
 	for i, f := range sockets {
-		sl := &slot{n: i, cpu: -1, socket: f}
+		sl := &slot{n: i, col: base + i, cpu: -1, socket: f}
 		if cfg.PinCPUs {
 			sl.cpu = cpus[i%len(cpus)]
 		}
@@ -120,31 +136,27 @@ func Run(ctx context.Context, o Options) error {
 		s.slots = append(s.slots, sl)
 	}
 
-	// The shared region: a column per worker slot, and as many again for
-	// workers that replace others while those drain.
-	region, err := shm.Create(cfg.ShmCells, (2*n+7)&^7)
-	if err != nil {
-		return err
-	}
-	defer region.Close()
-	if _, err := shm.AllocConfig(region, cfg); err != nil {
-		return err
-	}
-	s.region = region
-	s.metrics = newMetrics(s)
 	go s.sweep()
-	if err := writePidFile(cfg.PidFile); err != nil {
-		return err
+	if o.Upgrader == nil { // else tableflip writes it once every worker listens
+		if err := writePidFile(cfg.PidFile); err != nil {
+			return err
+		}
 	}
-	if cfg.PidFile != "" {
-		defer os.Remove(cfg.PidFile)
-	}
+	defer func() {
+		if cfg.PidFile != "" && !s.upgraded.Load() {
+			os.Remove(cfg.PidFile)
+		}
+	}()
 
 	admin, adminAddr, err := s.startAdmin(cfg.Admin)
 	if err != nil {
 		return err
 	}
 	defer admin.Close()
+	var upgradedCh <-chan struct{} // closed once a new supervisor took over
+	if o.Upgrader != nil {
+		upgradedCh = o.Upgrader.Exit()
+	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -172,9 +184,15 @@ func Run(ctx context.Context, o Options) error {
 			case syscall.SIGUSR1:
 				s.log.Info("reopening log files")
 				s.signalWorkers(syscall.SIGUSR1)
-			default:
-				s.log.Warn("signal ignored: binary upgrade is not implemented yet", "signal", sig.String())
+			case syscall.SIGUSR2:
+				s.upgrade() //nolint:errcheck // logged and counted inside; on success upgradedCh closes
 			}
+		case <-upgradedCh:
+			s.log.Info("binary upgrade: the new supervisor is ready; draining and exiting",
+				"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
+			s.upgraded.Store(true)
+			admin.Close() // the new supervisor answers on the admin listener now
+			s.stop()
 		case <-ctx.Done():
 			s.log.Info("stopping: workers drain in-flight requests")
 			s.stop()
@@ -200,7 +218,12 @@ func Run(ctx context.Context, o Options) error {
 // worker that will never accept them.
 func (s *supervisor) stop() {
 	if s.stopping.CompareAndSwap(false, true) {
-		notify("STOPPING=1")
+		if !s.upgraded.Load() {
+			notify("STOPPING=1")
+			if s.o.Upgrader != nil {
+				s.o.Upgrader.Stop() // closes its copies of the sockets, kept for an upgrade
+			}
+		}
 		close(s.stopCh)
 		s.signalWorkers(syscall.SIGTERM)
 		s.closeSockets()
@@ -290,7 +313,7 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 		files = append(files, other.wake.w)
 	}
 	sl.mu.Lock()
-	cmd, err := startWorker(s.exe, sl.n, sl.cpu, cfg.GoMaxProcs, files, len(s.slots), gen)
+	cmd, err := startWorker(s.exe, sl, cfg.GoMaxProcs, files, len(s.slots), gen)
 	if err == nil {
 		sl.proc = cmd.Process
 	}
@@ -321,7 +344,7 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 			sl.ready.Store(true)
 			s.log.Info("worker ready", "slot", sl.n, "pid", cmd.Process.Pid, "cpu", sl.cpu)
 			if s.allReady() && s.notified.CompareAndSwap(false, true) {
-				notify("READY=1") // systemd: every worker listens
+				s.ready()
 			}
 		}
 	}()
@@ -333,13 +356,27 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 // worker takes its column, and wakes the others: what it held may be what
 // their queued requests wait for.
 func (s *supervisor) releaseWorker(sl *slot, pid int) {
-	if n := s.region.ReleaseColumn(sl.n); n != 0 {
+	if n := s.region.ReleaseColumn(sl.col); n != 0 {
 		s.metrics.released.Add(float64(n))
 		s.log.Warn("gave back what an exited worker held in shared memory", "slot", sl.n, "pid", pid, "places", n)
 	}
 	for _, other := range s.slots {
 		other.wake.poke()
 	}
+}
+
+// ready runs once every worker first listens: systemd is told, and in a
+// binary upgrade the previous supervisor learns it may go.
+func (s *supervisor) ready() {
+	if upg := s.o.Upgrader; upg != nil {
+		if upg.HasParent() {
+			notify(fmt.Sprintf("MAINPID=%d", os.Getpid())) // systemd follows the new supervisor
+		}
+		if err := upg.Ready(); err != nil {
+			s.log.Error("binary upgrade: could not report ready", "err", err)
+		}
+	}
+	notify("READY=1")
 }
 
 // allReady reports whether every slot has a worker accepting connections.
@@ -383,7 +420,7 @@ func checkUsageLog(dest string) error {
 // startAdmin serves /healthz (the supervisor is alive) and /readyz (every
 // worker slot has a worker accepting connections) on the admin address.
 func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.listenAdmin(addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}

@@ -4,6 +4,7 @@
 //	sluice serve -c FILE     run the gateway (supervisor + workers)
 //	sluice check -c FILE     validate a config, like nginx -t
 //	sluice reload -c FILE    validate, then make the running gateway reload it
+//	sluice upgrade -c FILE   validate, then replace the running gateway by this binary
 //	sluice demo              run on a built-in config with a mock upstream
 package main
 
@@ -34,6 +35,9 @@ commands:
   check -c FILE    validate a configuration file; prints OK or every error (exit 0/1)
   reload -c FILE   validate the file, signal the running supervisor (pid_file) to
                    reload it, and report how the reload went (exit 0/1)
+  upgrade -c FILE  validate the file, then have the running supervisor (pid_file)
+                   start the binary now on disk in its place, handing over its
+                   sockets and shared memory; reports how it went (exit 0/1)
   demo [--listen ADDR]
                    run the gateway on a built-in config in front of a built-in
                    mock upstream, and print a curl command to try it
@@ -52,7 +56,9 @@ func main() {
 	case "check":
 		os.Exit(check(args, os.Stdout, os.Stderr))
 	case "reload":
-		os.Exit(reload(args, os.Stdout, os.Stderr))
+		os.Exit(signalSupervisor("reload", args, os.Stdout, os.Stderr))
+	case "upgrade":
+		os.Exit(signalSupervisor("upgrade", args, os.Stdout, os.Stderr))
 	case "demo":
 		err = demo(args)
 	case "worker": // internal: started by the supervisor, not by people
@@ -99,8 +105,15 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
+	// The upgrader takes over sockets and the shared region from a running
+	// supervisor that started this one (binary upgrade), and hands them on.
+	upg, err := supervisor.NewUpgrader(cfg.PidFile)
+	if err != nil {
+		return err
+	}
+	defer upg.Stop()
 	return supervisor.Run(context.Background(), supervisor.Options{
-		ConfigName: path, ConfigData: data, Config: cfg, Log: newLogger("proc", "supervisor"),
+		ConfigName: path, ConfigData: data, Config: cfg, Log: newLogger("proc", "supervisor"), Upgrader: upg,
 	})
 }
 
@@ -126,6 +139,7 @@ func runWorker(args []string) error {
 	slot := fs.Int("slot", 0, "worker slot")
 	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
 	gen := fs.Int64("generation", 1, "configuration generation")
+	column := fs.Int("column", -1, "worker column in the shared region (default: the slot)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -156,9 +170,17 @@ func runWorker(args []string) error {
 	defer region.Close()
 	// The wake pipes are used as raw fds: an os.File of a write end could
 	// block when the pipe is full, and Fd() would clear O_NONBLOCK.
-	wakeW := make([]int, *wakes)
+	// Indexed by column: this supervisor's workers hold columns base..base+wakes-1.
+	if *column < 0 {
+		*column = *slot
+	}
+	base := *column - *slot
+	wakeW := make([]int, base+*wakes)
 	for i := range wakeW {
-		wakeW[i] = supervisor.WorkerWakeAllFD + i
+		wakeW[i] = -1
+		if i >= base {
+			wakeW[i] = supervisor.WorkerWakeAllFD + i - base
+		}
 	}
 
 	// TERM, INT, QUIT: drain and exit. HUP and USR2 belong to the
@@ -194,7 +216,7 @@ func runWorker(args []string) error {
 	}
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
-		Region: region, Column: *slot, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
+		Region: region, Column: *column, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
 		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: *gen,
 		Ready: func() {
 			readyPipe.WriteString("ready\n") //nolint:errcheck

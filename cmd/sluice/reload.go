@@ -14,78 +14,90 @@ import (
 	"github.com/sluice-gw/sluice/config"
 )
 
-// reloadWait bounds how long `sluice reload` waits for the supervisor to
-// report its reload.
-const reloadWait = 60 * time.Second
+// signalWait bounds how long `sluice reload` and `sluice upgrade` wait for
+// the supervisor to report the outcome.
+const signalWait = 90 * time.Second
 
 // status is the supervisor's GET /status.
 type status struct {
-	PID             int    `json:"pid"`
-	Generation      int64  `json:"generation"`
-	Reloads         int64  `json:"reloads"`
-	LastReloadError string `json:"last_reload_error"`
+	PID              int    `json:"pid"`
+	Generation       int64  `json:"generation"`
+	Reloads          int64  `json:"reloads"`
+	LastReloadError  string `json:"last_reload_error"`
+	Upgrades         int64  `json:"upgrades"`
+	LastUpgradeError string `json:"last_upgrade_error"`
 }
 
-// reload validates FILE, sends SIGHUP to the supervisor named by its
-// pid_file, and waits for the supervisor's admin /status to report the
-// outcome: exit 0 when applied, 1 with the reason when not.
-func reload(args []string, stdout, stderr io.Writer) int {
-	path, err := configFlag("reload", args)
+// signalSupervisor is `sluice reload` and `sluice upgrade`: it validates
+// FILE, sends SIGHUP (reload) or SIGUSR2 (upgrade) to the supervisor named
+// by FILE's pid_file, and waits for the supervisor's admin /status to
+// report the outcome: exit 0 when done, 1 with the reason when not (the
+// running gateway then keeps serving as it was).
+func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sluice "+what+": "+format+"\n", a...)
+		return 1
+	}
+	path, err := configFlag(what, args)
 	if err != nil {
-		fmt.Fprintln(stderr, "sluice reload:", err)
+		fmt.Fprintln(stderr, "sluice "+what+":", err)
 		return 2
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		fmt.Fprintln(stderr, "sluice reload: not reloaded: the running gateway keeps its configuration")
-		return 1
+		return fail("nothing done: the running gateway keeps its configuration")
 	}
 	if cfg.PidFile == "" {
-		fmt.Fprintf(stderr, "sluice reload: %s sets no pid_file, so the running supervisor cannot be found; "+
-			"set pid_file, or send SIGHUP to the supervisor yourself\n", path)
+		fmt.Fprintf(stderr, "sluice %s: %s sets no pid_file, so the running supervisor cannot be found; "+
+			"set pid_file, or signal the supervisor yourself\n", what, path)
 		return 2
 	}
 	raw, err := os.ReadFile(cfg.PidFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice reload: is sluice running? %v\n", err)
-		return 1
+		return fail("is sluice running? %v", err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	if err != nil || pid < 1 {
-		fmt.Fprintf(stderr, "sluice reload: %s does not hold a pid\n", cfg.PidFile)
-		return 1
+		return fail("%s does not hold a pid", cfg.PidFile)
 	}
 	statusURL := "http://" + cfg.Admin + "/status"
 	before, err := getStatus(statusURL)
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice reload: cannot read the supervisor's status at %s: %v\n", statusURL, err)
-		return 1
+		return fail("cannot read the supervisor's status at %s: %v", statusURL, err)
 	}
 	if before.PID != pid {
-		fmt.Fprintf(stderr, "sluice reload: %s says pid %d but the admin listener at %s belongs to pid %d\n",
-			cfg.PidFile, pid, cfg.Admin, before.PID)
-		return 1
+		return fail("%s says pid %d but the admin listener at %s belongs to pid %d", cfg.PidFile, pid, cfg.Admin, before.PID)
 	}
-	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
-		fmt.Fprintf(stderr, "sluice reload: signal pid %d: %v\n", pid, err)
-		return 1
+	sig := syscall.SIGHUP
+	if what == "upgrade" {
+		sig = syscall.SIGUSR2
 	}
-	for end := time.Now().Add(reloadWait); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	if err := syscall.Kill(pid, sig); err != nil {
+		return fail("signal pid %d: %v", pid, err)
+	}
+	for end := time.Now().Add(signalWait); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		st, err := getStatus(statusURL)
-		if err != nil || st.Reloads <= before.Reloads {
+		if err != nil {
 			continue
 		}
-		if st.LastReloadError != "" {
+		switch {
+		case what == "reload" && st.Reloads > before.Reloads && st.LastReloadError != "":
 			fmt.Fprintln(stderr, st.LastReloadError)
-			fmt.Fprintln(stderr, "sluice reload: not reloaded: the running gateway keeps its configuration")
-			return 1
+			return fail("not reloaded: the running gateway keeps its configuration")
+		case what == "reload" && st.Reloads > before.Reloads:
+			fmt.Fprintf(stdout, "%s: reloaded (generation %d)\n", path, st.Generation)
+			return 0
+		case what == "upgrade" && st.PID != pid:
+			fmt.Fprintf(stdout, "%s: upgraded: pid %d handed over to pid %d (generation %d); pid %d drains and exits\n",
+				path, pid, st.PID, st.Generation, pid)
+			return 0
+		case what == "upgrade" && st.Upgrades > before.Upgrades && st.LastUpgradeError != "":
+			fmt.Fprintln(stderr, st.LastUpgradeError)
+			return fail("not upgraded: pid %d keeps serving", pid)
 		}
-		fmt.Fprintf(stdout, "%s: reloaded (generation %d)\n", path, st.Generation)
-		return 0
 	}
-	fmt.Fprintf(stderr, "sluice reload: no answer from pid %d within %v\n", pid, reloadWait)
-	return 1
+	return fail("no answer from pid %d within %v", pid, signalWait)
 }
 
 func getStatus(url string) (status, error) {

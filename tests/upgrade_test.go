@@ -1,0 +1,201 @@
+package tests
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// sluiceUpgrade runs `sluice upgrade -c` on the gateway's configuration.
+func sluiceUpgrade(g *gateway) ([]byte, error) {
+	cmd := exec.Command(sluiceBin, "upgrade", "-c", g.Config)
+	cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY="+backendKey)
+	return cmd.CombinedOutput()
+}
+
+// adoptSupervisor makes sure a supervisor this test did not start itself
+// (the one a binary upgrade started) and its workers are gone when the
+// test ends.
+func adoptSupervisor(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		workers := childPIDs(pid)
+		syscall.Kill(pid, syscall.SIGTERM)
+		for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if syscall.Kill(pid, 0) != nil {
+				break
+			}
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		for _, w := range workers {
+			syscall.Kill(w, syscall.SIGKILL)
+		}
+	})
+}
+
+func readPID(t *testing.T, path string) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// A binary upgrade under steady traffic with open streams: no connection
+// error, no failed stream, the old supervisor gone afterwards, and the
+// counters carried over in the shared region (a key at its rate limit
+// stays limited).
+func TestBinaryUpgradeUnderLoad(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 4})
+	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
+	cfg := limitedConfig(be.URL(), "off", 2, "requests_per_minute: 3", "pid_file: "+pidFile)
+	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
+	g := startGateway(t, cfg)
+	oldPID := g.cmd.Process.Pid
+	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	if codes, _, _ := burst(t, g, 5, keyLimited, chatBody("m", false, "x")); codes[200] != 3 || codes[429] != 2 {
+		t.Fatalf("burst before the upgrade: %v", codes)
+	}
+
+	const streams = 50
+	var mu sync.Mutex
+	var open []*http.Response
+	var wg sync.WaitGroup
+	for i := 0; i < streams; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := openStream(t, g, keyAll, "upgrade", chatBody("m", true, "s"))
+			mu.Lock()
+			open = append(open, res)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, r := range open {
+		if r.StatusCode != 200 {
+			t.Fatalf("stream: %s", r.Status)
+		}
+	}
+
+	var sent, failed atomic.Int64
+	stop := make(chan struct{})
+	var traffic sync.WaitGroup
+	var stopOnce sync.Once
+	stopTraffic := func() { stopOnce.Do(func() { close(stop); traffic.Wait() }) }
+	t.Cleanup(stopTraffic) // before anything can end the test
+	for w := 0; w < 2; w++ {
+		traffic.Add(1)
+		go func() {
+			defer traffic.Done()
+			client := freshClient()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(chatBody("m", false, "steady"))))
+				req.Header.Set("Authorization", "Bearer "+keyAll)
+				res, err := client.Do(req)
+				sent.Add(1)
+				if err != nil {
+					failed.Add(1)
+					t.Errorf("steady request: %v", err)
+					continue
+				}
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					failed.Add(1)
+					t.Errorf("steady request: %s", res.Status)
+				}
+			}
+		}()
+	}
+
+	out, err := sluiceUpgrade(g)
+	if err != nil || !strings.Contains(string(out), "upgraded") {
+		t.Fatalf("sluice upgrade: %v\n%s", err, out)
+	}
+	newPID := readPID(t, pidFile)
+	adoptSupervisor(t, newPID)
+	if newPID == oldPID {
+		t.Fatalf("the pid file still names the old supervisor %d", oldPID)
+	}
+	// The old workers drain the open streams; let them finish.
+	be.Release("upgrade")
+	for i, r := range open {
+		var buf strings.Builder
+		if _, err := copyAll(&buf, r); err != nil || !strings.Contains(buf.String(), "[DONE]") {
+			t.Errorf("stream %d did not complete across the upgrade: %v", i, err)
+		}
+	}
+	// (g.exited waits for the old supervisor's stderr, which the new one
+	// inherited: look at the process instead.)
+	await(t, "the old supervisor to exit", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(oldPID))
+		return err != nil
+	})
+	if g.findLog("sluice stopped", 0) == nil {
+		t.Error("the old supervisor did not log its clean stop")
+	}
+	// Traffic keeps flowing to the new supervisor's workers for a moment.
+	for n := sent.Load(); sent.Load() < n+20; time.Sleep(10 * time.Millisecond) {
+	}
+	stopTraffic()
+	t.Logf("%d steady requests across the upgrade, %d failed", sent.Load(), failed.Load())
+	if len(childPIDs(newPID)) != 2 {
+		t.Errorf("new supervisor runs %d workers", len(childPIDs(newPID)))
+	}
+	// The limiter's cell carried over: the key is still at its limit.
+	if res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, "x"), nil); res.StatusCode != 429 {
+		t.Errorf("rate limit reset by the upgrade: %s %s", res.Status, body)
+	}
+}
+
+// A new binary that fails to start leaves the old supervisor serving.
+func TestFailedUpgradeKeepsServing(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
+	cfg := baseConfig(be.URL(), "off", "pid_file: "+pidFile)
+	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
+	g := startGateway(t, cfg)
+	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	// The new supervisor reads the file at start: make it unusable (the
+	// running one validated it long ago) and signal directly.
+	os.WriteFile(g.Config, []byte("listen: [broken"), 0o600)
+	g.cmd.Process.Signal(syscall.SIGUSR2)
+	line := g.awaitLog("binary upgrade failed; still serving")
+	if !strings.Contains(line["err"].(string), "exited") {
+		t.Errorf("failure reason: %v", line)
+	}
+	if v, _ := g.metric("sluice_binary_upgrades_total", map[string]string{"result": "error"}); v != 1 {
+		t.Errorf("failed upgrades counted: %v", v)
+	}
+	if res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
+		t.Fatalf("after a failed upgrade: %s %s", res.Status, body)
+	}
+	if pid := readPID(t, pidFile); pid != g.cmd.Process.Pid {
+		t.Errorf("pid file names %d, not the running supervisor %d", pid, g.cmd.Process.Pid)
+	}
+	// And a good upgrade still works after a failed one.
+	os.WriteFile(g.Config, []byte(cfg), 0o600)
+	out, err := sluiceUpgrade(g)
+	if err != nil {
+		t.Fatalf("upgrade after a failed one: %v %s", err, out)
+	}
+	adoptSupervisor(t, readPID(t, pidFile))
+}
