@@ -262,25 +262,33 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 	return e
 }
 
-// StaticChanges lists the fields a reload cannot apply in place because
-// they need new sockets, processes or a new region: listen, admin,
-// workers, pin_cpus, gomaxprocs, shm_cells and pid_file. Each entry says
-// what changed.
-func StaticChanges(old, new *Config) []string {
+// ProcessChanges lists the changed fields a reload applies by replacing
+// the workers (new sockets or processes): listen, workers, pin_cpus and
+// gomaxprocs. Each entry says what changed.
+func ProcessChanges(old, new *Config) []string {
 	var out []string
-	diff := func(field string, a, b any) {
-		if a != b {
-			out = append(out, fmt.Sprintf("%s changed from %v to %v", field, a, b))
-		}
-	}
-	diff("listen", old.Listen, new.Listen)
-	diff("admin", old.Admin, new.Admin)
-	diff("workers", old.Workers, new.Workers)
-	diff("pin_cpus", old.PinCPUs, new.PinCPUs)
-	diff("gomaxprocs", old.GoMaxProcs, new.GoMaxProcs)
-	diff("shm_cells", old.ShmCells, new.ShmCells)
-	diff("pid_file", old.PidFile, new.PidFile)
+	diff(&out, "listen", old.Listen, new.Listen)
+	diff(&out, "workers", old.Workers, new.Workers)
+	diff(&out, "pin_cpus", old.PinCPUs, new.PinCPUs)
+	diff(&out, "gomaxprocs", old.GoMaxProcs, new.GoMaxProcs)
 	return out
+}
+
+// RestartChanges lists the changed fields only a restart applies: admin
+// and pid_file (how `sluice reload` finds the running supervisor) and
+// shm_cells (the size of the shared region).
+func RestartChanges(old, new *Config) []string {
+	var out []string
+	diff(&out, "admin", old.Admin, new.Admin)
+	diff(&out, "pid_file", old.PidFile, new.PidFile)
+	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
+	return out
+}
+
+func diff(out *[]string, field string, a, b any) {
+	if a != b {
+		*out = append(*out, fmt.Sprintf("%s changed from %v to %v", field, a, b))
+	}
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one

@@ -63,8 +63,15 @@ func (s *supervisor) applyFile() error {
 		return err
 	}
 	old, _, _ := s.current()
-	if ch := config.StaticChanges(old, cfg); len(ch) > 0 {
+	if ch := config.RestartChanges(old, cfg); len(ch) > 0 {
 		return fmt.Errorf("%s: %s: a reload cannot apply this; restart sluice to apply it", s.o.ConfigName, strings.Join(ch, "; "))
+	}
+	if ch := config.ProcessChanges(old, cfg); len(ch) > 0 {
+		// New sockets or processes: a new supervisor of this very binary
+		// takes over (as in a binary upgrade), starts its workers with the
+		// new configuration and, once they listen, these drain.
+		s.log.Info("reload needs new sockets or worker processes: replacing the workers", "changes", strings.Join(ch, "; "))
+		return s.replaceSelf()
 	}
 	if err := checkUsageLog(cfg.UsageLog); err != nil {
 		return err

@@ -69,6 +69,7 @@ func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes i
 	}
 	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(sl.n), "--column", strconv.Itoa(sl.col),
 		"--wake", strconv.Itoa(wakes), "--generation", strconv.FormatInt(gen, 10))
+	cmd.Args[0] = os.Args[0] // what ps shows, not /proc/self/exe
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = files // fd 3, 4, …: exec clears FD_CLOEXEC on these

@@ -33,7 +33,7 @@ type Options struct {
 	ConfigName string         // file name, for messages
 	ConfigData []byte         // the file's bytes, handed verbatim to workers
 	Config     *config.Config // the validated configuration
-	Exe        string         // the binary workers are started from; default os.Executable()
+	Exe        string         // the binary workers are started from; default /proc/self/exe
 	Log        *slog.Logger
 	// Upgrader hands sockets and the region over in a binary upgrade (see
 	// NewUpgrader); nil: no upgrades, every socket is opened here.
@@ -97,11 +97,9 @@ func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
 		cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired()}
 	if s.exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find own binary: %w", err)
-		}
-		s.exe = exe
+		// The running image, even once a new binary replaced the file on
+		// disk: a restarted worker always matches its supervisor.
+		s.exe = "/proc/self/exe"
 	}
 	cfg := o.Config
 	if err := checkUsageLog(cfg.UsageLog); err != nil {

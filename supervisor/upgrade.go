@@ -163,6 +163,34 @@ func (s *supervisor) listenAdmin(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
+// replaceSelf starts this supervisor's own binary — the running image, not
+// whatever is on disk now — as a new supervisor, the way upgrade does: a
+// reload whose changes need new sockets or processes. The new supervisor
+// reads the configuration file again.
+func (s *supervisor) replaceSelf() error {
+	if s.o.Upgrader == nil {
+		return errors.New("changing listen, workers, pin_cpus or gomaxprocs needs the supervisor to be started by `sluice serve`")
+	}
+	// tableflip runs os.Args[0]: point it at the running image for this one
+	// start, and tell the new supervisor the real name (see ArgvEnv).
+	name := os.Args[0]
+	os.Setenv(ArgvEnv, name)
+	os.Args[0] = "/proc/self/exe"
+	defer func() { os.Args[0] = name }()
+	err := s.o.Upgrader.Upgrade()
+	if err != nil {
+		s.log.Error("replacing the workers failed; still serving", "err", err)
+		return fmt.Errorf("the new workers could not start: %w", err)
+	}
+	s.metrics.upgrades.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// ArgvEnv carries the binary's name to a supervisor started through
+// /proc/self/exe (replaceSelf), which restores os.Args[0] from it so that
+// its own binary upgrades run the binary on disk again.
+const ArgvEnv = "SLUICE_ARGV0"
+
 // upgrade starts the binary on disk as a new supervisor and returns once
 // it is ready (the caller then drains and exits) or has failed.
 func (s *supervisor) upgrade() error {

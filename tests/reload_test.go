@@ -215,13 +215,13 @@ func TestInvalidReloadKeepsServing(t *testing.T) {
 		t.Errorf("sluice reload of a broken file: exit %d, %s", code, out)
 	}
 	// Valid for `check` but not for a reload: the supervisor refuses it.
-	moved := strings.Replace(cfg, "workers: 2", "workers: 3", 1)
-	os.WriteFile(g.Config, []byte(moved), 0o600)
+	resized := strings.Replace(cfg, "workers: 2", "workers: 2\nshm_cells: 100", 1)
+	os.WriteFile(g.Config, []byte(resized), 0o600)
 	out, err = sluiceReload(g)
-	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "workers changed from 2 to 3") {
-		t.Errorf("sluice reload of a worker-count change: exit %d, %s", code, out)
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "shm_cells changed from 4096 to 100") {
+		t.Errorf("sluice reload of a region size change: exit %d, %s", code, out)
 	}
-	if line := g.awaitLog("reload failed; still serving the previous configuration"); !strings.Contains(line["err"].(string), "workers changed") {
+	if line := g.awaitLog("reload failed; still serving the previous configuration"); !strings.Contains(line["err"].(string), "restart sluice") {
 		t.Errorf("log: %v", line)
 	}
 	if v, _ := g.metric("sluice_config_reloads_total", map[string]string{"result": "error"}); v != 1 {

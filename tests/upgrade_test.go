@@ -199,3 +199,44 @@ func TestFailedUpgradeKeepsServing(t *testing.T) {
 	}
 	adoptSupervisor(t, readPID(t, pidFile))
 }
+
+// A reload that changes the worker count and pinning needs new processes:
+// a new supervisor of the same binary takes over the sockets and the
+// region, its workers start and listen, then the old ones drain — an open
+// stream completes, and the new supervisor runs the new worker count.
+func TestReloadReplacesWorkers(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
+	cfg := baseConfig(be.URL(), "off", "pid_file: "+pidFile)
+	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
+	g := startGateway(t, cfg)
+	oldPID := g.cmd.Process.Pid
+	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	stream := openStream(t, g, keyAll, "replace", chatBody("m", true, "s"))
+	if stream.StatusCode != 200 {
+		t.Fatal(stream.Status)
+	}
+	os.WriteFile(g.Config, []byte(strings.Replace(strings.Replace(cfg, "workers: 2", "workers: 3", 1), "pin_cpus: true", "pin_cpus: false", 1)), 0o600)
+	out, err := sluiceReload(g)
+	if err != nil || !strings.Contains(string(out), "reloaded by new workers") {
+		t.Fatalf("sluice reload with a new worker count: %v %s", err, out)
+	}
+	newPID := readPID(t, pidFile)
+	adoptSupervisor(t, newPID)
+	if newPID == oldPID {
+		t.Fatal("no new supervisor")
+	}
+	await(t, "3 new workers", func() bool { return len(childPIDs(newPID)) == 3 })
+	be.Release("replace")
+	var buf strings.Builder
+	if _, err := copyAll(&buf, stream); err != nil || !strings.Contains(buf.String(), "[DONE]") {
+		t.Errorf("the open stream did not complete: %v", err)
+	}
+	await(t, "the old supervisor to exit", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(oldPID))
+		return err != nil
+	})
+	if res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
+		t.Fatalf("after the replacement: %s %s", res.Status, body)
+	}
+}

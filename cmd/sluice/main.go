@@ -107,6 +107,10 @@ func serve(args []string) error {
 	}
 	// The upgrader takes over sockets and the shared region from a running
 	// supervisor that started this one (binary upgrade), and hands them on.
+	if name := os.Getenv(supervisor.ArgvEnv); name != "" {
+		os.Args[0] = name // started through /proc/self/exe by a reload
+		os.Unsetenv(supervisor.ArgvEnv)
+	}
 	upg, err := supervisor.NewUpgrader(cfg.PidFile)
 	if err != nil {
 		return err

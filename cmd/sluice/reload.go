@@ -88,6 +88,10 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 		case what == "reload" && st.Reloads > before.Reloads:
 			fmt.Fprintf(stdout, "%s: reloaded (generation %d)\n", path, st.Generation)
 			return 0
+		case what == "reload" && st.PID != pid:
+			fmt.Fprintf(stdout, "%s: reloaded by new workers under a new supervisor: pid %d handed over to pid %d (generation %d)\n",
+				path, pid, st.PID, st.Generation)
+			return 0
 		case what == "upgrade" && st.PID != pid:
 			fmt.Fprintf(stdout, "%s: upgraded: pid %d handed over to pid %d (generation %d); pid %d drains and exits\n",
 				path, pid, st.PID, st.Generation, pid)
