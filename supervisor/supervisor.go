@@ -86,6 +86,7 @@ type supervisor struct {
 	upgrades       atomic.Int64
 	lastUpgradeErr string
 	upgraded       atomic.Bool // a new supervisor took over: drain and exit quietly
+	graceful       atomic.Bool // SIGQUIT: workers drain with no deadline, none is killed
 
 	socketsOnce sync.Once
 	sockets     []*os.File
@@ -172,10 +173,14 @@ func Run(ctx context.Context, o Options) error {
 		select {
 		case sig := <-sigs:
 			switch sig {
-			case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
+			case syscall.SIGTERM, syscall.SIGINT:
 				s.log.Info("stopping: workers drain in-flight requests", "signal", sig.String(),
 					"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
-				s.stop()
+				s.stop(syscall.SIGTERM)
+			case syscall.SIGQUIT:
+				s.log.Info("graceful stop: workers drain every request and stream, with no deadline", "signal", sig.String())
+				s.graceful.Store(true)
+				s.stop(syscall.SIGQUIT)
 			case syscall.SIGHUP:
 				s.log.Info("reloading", "config", o.ConfigName)
 				s.reload() //nolint:errcheck // logged and counted inside
@@ -190,10 +195,10 @@ func Run(ctx context.Context, o Options) error {
 				"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
 			s.upgraded.Store(true)
 			admin.Close() // the new supervisor answers on the admin listener now
-			s.stop()
+			s.stop(syscall.SIGTERM)
 		case <-ctx.Done():
 			s.log.Info("stopping: workers drain in-flight requests")
-			s.stop()
+			s.stop(syscall.SIGTERM)
 		}
 	}
 
@@ -201,7 +206,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(time.Duration(cfg.ShutdownTimeout) + killGrace):
+	case <-s.killAfter(time.Duration(cfg.ShutdownTimeout) + killGrace):
 		s.log.Error("workers did not exit in time; killing them")
 		s.signalWorkers(syscall.SIGKILL)
 		<-done
@@ -214,7 +219,7 @@ func Run(ctx context.Context, o Options) error {
 // supervisor closes its copies of the sockets, so that new connections are
 // refused at once (a load balancer moves on) instead of queueing for a
 // worker that will never accept them.
-func (s *supervisor) stop() {
+func (s *supervisor) stop(sig syscall.Signal) {
 	if s.stopping.CompareAndSwap(false, true) {
 		if !s.upgraded.Load() {
 			notify("STOPPING=1")
@@ -223,7 +228,7 @@ func (s *supervisor) stop() {
 			}
 		}
 		close(s.stopCh)
-		s.signalWorkers(syscall.SIGTERM)
+		s.signalWorkers(sig) // TERM: drain for shutdown_timeout; QUIT: drain, no deadline
 		s.closeSockets()
 	}
 }
@@ -375,6 +380,15 @@ func (s *supervisor) ready() {
 		}
 	}
 	notify("READY=1")
+}
+
+// killAfter is when workers still draining are killed: after d, except in
+// a graceful stop (never).
+func (s *supervisor) killAfter(d time.Duration) <-chan time.Time {
+	if s.graceful.Load() {
+		return nil
+	}
+	return time.After(d)
 }
 
 // allReady reports whether every slot has a worker accepting connections.

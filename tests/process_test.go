@@ -223,3 +223,57 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo stream: %d, %d events", res.StatusCode, len(events))
 	}
 }
+
+// SIGQUIT is nginx's graceful stop: workers drain with no deadline, so a
+// stream outlives shutdown_timeout and completes; then the supervisor
+// exits 0.
+func TestSIGQUITDrainsWithoutDeadline(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 5})
+	g := startGateway(t, strings.Replace(baseConfig(be.URL(), "off", ""), "shutdown_timeout: 20s", "shutdown_timeout: 300ms", 1))
+	r, _, _ := openHeldStream(t, g, "quit")
+	if err := g.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	g.awaitLog("worker draining, with no deadline (graceful stop)")
+	// Let the (ignored) deadline pass several times over: this is the
+	// property under test, not a synchronisation.
+	time.Sleep(5 * 300 * time.Millisecond)
+	if be.Running() != 1 {
+		t.Fatalf("the stream was cut during a graceful stop: backend running %d", be.Running())
+	}
+	be.Release("quit")
+	if rest := readEvents(t, r); len(rest) != 6 || rest[len(rest)-1] != "[DONE]" {
+		t.Fatalf("stream cut by a graceful stop: %d events %q", len(rest), rest)
+	}
+	select {
+	case <-g.exited:
+	case <-time.After(deadline):
+		t.Fatal("supervisor did not exit after the graceful stop")
+	}
+	if g.exitErr != nil {
+		t.Fatalf("supervisor exit: %v", g.exitErr)
+	}
+}
+
+// SIGTERM bounds the drain by shutdown_timeout: a stream that does not end
+// is cut there and the workers exit by themselves (nothing is killed).
+func TestSIGTERMDrainDeadline(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 5})
+	g := startGateway(t, strings.Replace(baseConfig(be.URL(), "off", ""), "shutdown_timeout: 20s", "shutdown_timeout: 300ms", 1))
+	openHeldStream(t, g, "forever")
+	t.Cleanup(func() { be.Release("forever") })
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(deadline):
+		t.Fatal("supervisor did not exit")
+	}
+	if g.findLog("workers did not exit in time; killing them", 0) != nil {
+		t.Fatal("workers ignored shutdown_timeout and had to be killed")
+	}
+	for i := 0; i < 2; i++ {
+		if l := g.findLog("worker exited", i); l == nil || l["status"] != "exit code 0" {
+			t.Errorf("worker exit: %v", l)
+		}
+	}
+}

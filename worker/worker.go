@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -154,7 +155,9 @@ func Run(ctx context.Context, o Options) error {
 		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
 		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
 		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
-		server.WithExitWaitTime(shutdown),
+		// hertz bounds Shutdown by this as well as by its context: the
+		// context decides (shutdown_timeout, or none for a graceful stop).
+		server.WithExitWaitTime(gracefulForever),
 		server.WithIdleTimeout(idleTimeout),
 		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
@@ -182,7 +185,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	case <-ctx.Done():
 	}
-	o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String())
+	if context.Cause(ctx) == ErrGracefulStop {
+		shutdown = gracefulForever
+		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
+	} else {
+		o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String())
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
 	defer cancel()
 	// hertz parks a goroutine on every keep-alive connection waiting for its
@@ -195,6 +203,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	return nil
 }
+
+// ErrGracefulStop, as the cause of Run's context, asks for nginx's graceful
+// stop (SIGQUIT): drain every request and stream, however long they take,
+// instead of for shutdown_timeout.
+var ErrGracefulStop = errors.New("graceful stop")
+
+// gracefulForever is the drain deadline of a graceful stop: none, in effect.
+const gracefulForever = 100 * 365 * 24 * time.Hour
 
 // privateRegion is a region of this process alone, for a worker run
 // without a supervisor (tests).

@@ -190,8 +190,18 @@ func runWorker(args []string) error {
 	// TERM, INT, QUIT: drain and exit. HUP and USR2 belong to the
 	// supervisor; a worker must not die of them (their default action).
 	// USR1 (reopen the usage log) is handled in worker.Run.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
-	defer stop()
+	// QUIT is nginx's graceful stop: drain with no deadline.
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	stopSigs := make(chan os.Signal, 1)
+	signal.Notify(stopSigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	go func() {
+		if sig := <-stopSigs; sig == syscall.SIGQUIT {
+			stop(worker.ErrGracefulStop)
+		} else {
+			stop(nil)
+		}
+	}()
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 
 	// SLUICE_WORKER_CPUPROFILE=PREFIX: each worker writes a CPU profile of
