@@ -3,6 +3,7 @@ module github.com/sluice-gw/sluice
 go 1.26.0
 
 require (
+	github.com/cloudflare/tableflip v1.2.3
 	github.com/cloudwego/hertz v0.10.4
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/coreos/go-systemd/v22 v22.7.0
@@ -22,7 +23,6 @@ require (
 	github.com/bytedance/sonic v1.15.5 // indirect
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/cloudflare/tableflip v1.2.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/coder/websocket v1.8.15 // indirect

@@ -1,10 +1,11 @@
-// Package hotreload is how a running sluice changes its configuration
-// without dropping anything: the supervisor sends a validated
-// configuration to every worker over its control socket (this file's
-// frames), each worker swaps an immutable route table behind an atomic
-// pointer, and the cells of the shared region — which a reload must not
-// touch — carry on; the cells of names a reload removed are retired and
-// freed once nothing can reach them (Retired).
+// Package hotreload is how a running sluice changes its configuration or
+// its binary without dropping anything. A reload: the supervisor sends a
+// validated configuration to every worker over its control socket (this
+// file's frames), each worker swaps an immutable route table behind an
+// atomic pointer, and the cells of the shared region — which a reload must
+// not touch — carry on; the cells of names a reload removed are retired and
+// freed once nothing can reach them (Retired). An upgrade: a new
+// supervisor takes the sockets and the region over (Handover).
 package hotreload
 
 import (

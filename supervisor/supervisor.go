@@ -21,8 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cloudflare/tableflip"
-
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
@@ -35,9 +33,10 @@ type Options struct {
 	Config     *config.Config // the validated configuration
 	Exe        string         // the binary workers are started from; default /proc/self/exe
 	Log        *slog.Logger
-	// Upgrader hands sockets and the region over in a binary upgrade (see
-	// NewUpgrader); nil: no upgrades, every socket is opened here.
-	Upgrader *tableflip.Upgrader
+	// Handover takes sockets and the region over from a previous supervisor
+	// and hands them on (binary upgrade); nil: every socket is opened here
+	// and nothing is handed on.
+	Handover *hotreload.Handover
 }
 
 // Restart backoff for a worker that exits unexpectedly.
@@ -116,9 +115,12 @@ func Run(ctx context.Context, o Options) error {
 	defer region.Close()
 	s.region, s.gen = region, gen
 	s.metrics = newMetrics(s)
-	sockets, listenAddr, err := s.slotSockets(cfg.Listen, n)
+	sockets, listenAddr, inherited, err := o.Handover.Sockets(cfg.Listen, n, openSlotSockets)
 	if err != nil {
 		return err
+	}
+	if inherited > 0 {
+		s.log.Info("took over listening sockets from the previous supervisor", "listen", listenAddr, "sockets", inherited)
 	}
 	s.sockets = sockets
 	defer s.closeSockets()
@@ -136,7 +138,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	go s.sweep()
-	if o.Upgrader == nil { // else tableflip writes it once every worker listens
+	if o.Handover == nil { // else the handover writes it once every worker listens
 		if err := writePidFile(cfg.PidFile); err != nil {
 			return err
 		}
@@ -152,10 +154,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer admin.Close()
-	var upgradedCh <-chan struct{} // closed once a new supervisor took over
-	if o.Upgrader != nil {
-		upgradedCh = o.Upgrader.Exit()
-	}
+	upgradedCh := o.Handover.Done() // closed once a new supervisor took over
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -223,9 +222,7 @@ func (s *supervisor) stop(sig syscall.Signal) {
 	if s.stopping.CompareAndSwap(false, true) {
 		if !s.upgraded.Load() {
 			notify("STOPPING=1")
-			if s.o.Upgrader != nil {
-				s.o.Upgrader.Stop() // closes its copies of the sockets, kept for an upgrade
-			}
+			s.o.Handover.Stop() // closes its copies of the sockets, kept for a successor
 		}
 		close(s.stopCh)
 		s.signalWorkers(sig) // TERM: drain for shutdown_timeout; QUIT: drain, no deadline
@@ -371,13 +368,11 @@ func (s *supervisor) releaseWorker(sl *slot, pid int) {
 // ready runs once every worker first listens: systemd is told, and in a
 // binary upgrade the previous supervisor learns it may go.
 func (s *supervisor) ready() {
-	if upg := s.o.Upgrader; upg != nil {
-		if upg.HasParent() {
-			notify(fmt.Sprintf("MAINPID=%d", os.Getpid())) // systemd follows the new supervisor
-		}
-		if err := upg.Ready(); err != nil {
-			s.log.Error("binary upgrade: could not report ready", "err", err)
-		}
+	if s.o.Handover.Inherited() {
+		notify(fmt.Sprintf("MAINPID=%d", os.Getpid())) // systemd follows the new supervisor
+	}
+	if err := s.o.Handover.Ready(); err != nil {
+		s.log.Error("could not report ready to the previous supervisor or write pid_file", "err", err)
 	}
 	notify("READY=1")
 }
@@ -432,7 +427,7 @@ func checkUsageLog(dest string) error {
 // startAdmin serves /healthz (the supervisor is alive) and /readyz (every
 // worker slot has a worker accepting connections) on the admin address.
 func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
-	ln, err := s.listenAdmin(addr)
+	ln, err := s.o.Handover.Listen(addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}

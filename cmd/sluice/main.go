@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/supervisor"
 	"github.com/sluice-gw/sluice/worker"
@@ -107,17 +108,13 @@ func serve(args []string) error {
 	}
 	// The upgrader takes over sockets and the shared region from a running
 	// supervisor that started this one (binary upgrade), and hands them on.
-	if name := os.Getenv(supervisor.ArgvEnv); name != "" {
-		os.Args[0] = name // started through /proc/self/exe by a reload
-		os.Unsetenv(supervisor.ArgvEnv)
-	}
-	upg, err := supervisor.NewUpgrader(cfg.PidFile)
+	h, err := hotreload.NewHandover(cfg.PidFile)
 	if err != nil {
 		return err
 	}
-	defer upg.Stop()
+	defer h.Stop()
 	return supervisor.Run(context.Background(), supervisor.Options{
-		ConfigName: path, ConfigData: data, Config: cfg, Log: newLogger("proc", "supervisor"), Upgrader: upg,
+		ConfigName: path, ConfigData: data, Config: cfg, Log: newLogger("proc", "supervisor"), Handover: h,
 	})
 }
 
