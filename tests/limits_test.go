@@ -366,25 +366,7 @@ func TestKilledWorkerGivesBackItsSlots(t *testing.T) {
 	g := startGateway(t, cfg)
 	lbl := map[string]string{"model": "m", "backend": be.URL()}
 	// 50 streams, spread over both workers by their connections.
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var bodies []*http.Response
-	for i := 0; i < 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := openStream(t, g, keyLimited, "held", chatBody("m", true, "x"))
-			mu.Lock()
-			bodies = append(bodies, res)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	for _, r := range bodies {
-		if r.StatusCode != 200 {
-			t.Fatalf("stream: %s", r.Status)
-		}
-	}
+	openStreams(t, g, 50, keyLimited, "held")
 	if v, _ := g.metric("sluice_backend_inflight", lbl); v != 50 {
 		t.Fatalf("in flight %v with 50 streams", v)
 	}

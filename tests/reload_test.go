@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -61,50 +58,8 @@ func TestReloadsUnderLoad(t *testing.T) {
 	base = strings.Replace(base, "slots: 64", "slots: 400", 1)
 	g := startGateway(t, base)
 
-	const streams = 300
-	var opened sync.WaitGroup
-	var mu sync.Mutex
-	var bodies []*http.Response
-	for i := 0; i < streams; i++ {
-		opened.Add(1)
-		go func() {
-			defer opened.Done()
-			res := openStream(t, g, keyAll, "reload", chatBody("m", true, fmt.Sprintf("stream %d", i)))
-			mu.Lock()
-			bodies = append(bodies, res)
-			mu.Unlock()
-		}()
-	}
-	opened.Wait()
-	for _, r := range bodies {
-		if r.StatusCode != 200 {
-			t.Fatalf("stream: %s", r.Status)
-		}
-	}
-
-	var sent, failed atomic.Int64
-	stop := make(chan struct{})
-	var traffic sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		traffic.Add(1)
-		go func() {
-			defer traffic.Done()
-			client := &http.Client{}
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				res, body := post(t, client, g.URL+"/v1/chat/completions", keyAll, chatBody("m-alias", false, "steady"), nil)
-				sent.Add(1)
-				if res.StatusCode != 200 {
-					failed.Add(1)
-					t.Errorf("steady request: %d %s", res.StatusCode, body)
-				}
-			}
-		}()
-	}
+	streams := openStreams(t, g, 300, keyAll, "reload")
+	stop := steadyTraffic(t, g, "m-alias", false)
 	for i := 0; i < 20; i++ {
 		cfg := base
 		if i%2 == 0 {
@@ -112,19 +67,13 @@ func TestReloadsUnderLoad(t *testing.T) {
 		}
 		g.reloadWith(cfg)
 	}
-	close(stop)
-	traffic.Wait()
+	sent, failed := stop()
 	be.Release("reload")
-	for i, r := range bodies {
-		var buf strings.Builder
-		if _, err := copyAll(&buf, r); err != nil || !strings.Contains(buf.String(), "[DONE]") {
-			t.Fatalf("stream %d did not complete: %v %q", i, err, buf.String())
-		}
-	}
+	awaitStreamsDone(t, streams)
 	if g.generation() != 21 {
 		t.Errorf("generation %d after 20 reloads", g.generation())
 	}
-	t.Logf("%d steady requests during 20 reloads, %d failed", sent.Load(), failed.Load())
+	t.Logf("%d steady requests during 20 reloads, %d failed", sent, failed)
 }
 
 func copyAll(dst *strings.Builder, r *http.Response) (int64, error) {

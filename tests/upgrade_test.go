@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -70,61 +68,8 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 		t.Fatalf("burst before the upgrade: %v", codes)
 	}
 
-	const streams = 50
-	var mu sync.Mutex
-	var open []*http.Response
-	var wg sync.WaitGroup
-	for i := 0; i < streams; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := openStream(t, g, keyAll, "upgrade", chatBody("m", true, "s"))
-			mu.Lock()
-			open = append(open, res)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	for _, r := range open {
-		if r.StatusCode != 200 {
-			t.Fatalf("stream: %s", r.Status)
-		}
-	}
-
-	var sent, failed atomic.Int64
-	stop := make(chan struct{})
-	var traffic sync.WaitGroup
-	var stopOnce sync.Once
-	stopTraffic := func() { stopOnce.Do(func() { close(stop); traffic.Wait() }) }
-	t.Cleanup(stopTraffic) // before anything can end the test
-	for w := 0; w < 2; w++ {
-		traffic.Add(1)
-		go func() {
-			defer traffic.Done()
-			client := freshClient()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(chatBody("m", false, "steady"))))
-				req.Header.Set("Authorization", "Bearer "+keyAll)
-				res, err := client.Do(req)
-				sent.Add(1)
-				if err != nil {
-					failed.Add(1)
-					t.Errorf("steady request: %v", err)
-					continue
-				}
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					failed.Add(1)
-					t.Errorf("steady request: %s", res.Status)
-				}
-			}
-		}()
-	}
+	streams := openStreams(t, g, 50, keyAll, "upgrade")
+	stop := steadyTraffic(t, g, "m", true)
 
 	out, err := sluiceUpgrade(g)
 	if err != nil || !strings.Contains(string(out), "upgraded") {
@@ -137,26 +82,16 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 	// The old workers drain the open streams; let them finish.
 	be.Release("upgrade")
-	for i, r := range open {
-		var buf strings.Builder
-		if _, err := copyAll(&buf, r); err != nil || !strings.Contains(buf.String(), "[DONE]") {
-			t.Errorf("stream %d did not complete across the upgrade: %v", i, err)
-		}
-	}
+	awaitStreamsDone(t, streams)
 	// (g.exited waits for the old supervisor's stderr, which the new one
 	// inherited: look at the process instead.)
-	await(t, "the old supervisor to exit", func() bool {
-		_, err := os.Stat("/proc/" + strconv.Itoa(oldPID))
-		return err != nil
-	})
+	awaitExit(t, "the old supervisor to exit", oldPID)
 	if g.findLog("sluice stopped", 0) == nil {
 		t.Error("the old supervisor did not log its clean stop")
 	}
 	// Traffic keeps flowing to the new supervisor's workers for a moment.
-	for n := sent.Load(); sent.Load() < n+20; time.Sleep(10 * time.Millisecond) {
-	}
-	stopTraffic()
-	t.Logf("%d steady requests across the upgrade, %d failed", sent.Load(), failed.Load())
+	sent, failed := stop()
+	t.Logf("%d steady requests across the upgrade, %d failed", sent, failed)
 	if len(childPIDs(newPID)) != 2 {
 		t.Errorf("new supervisor runs %d workers", len(childPIDs(newPID)))
 	}
@@ -228,14 +163,8 @@ func TestReloadReplacesWorkers(t *testing.T) {
 	}
 	await(t, "3 new workers", func() bool { return len(childPIDs(newPID)) == 3 })
 	be.Release("replace")
-	var buf strings.Builder
-	if _, err := copyAll(&buf, stream); err != nil || !strings.Contains(buf.String(), "[DONE]") {
-		t.Errorf("the open stream did not complete: %v", err)
-	}
-	await(t, "the old supervisor to exit", func() bool {
-		_, err := os.Stat("/proc/" + strconv.Itoa(oldPID))
-		return err != nil
-	})
+	awaitStreamsDone(t, []*http.Response{stream})
+	awaitExit(t, "the old supervisor to exit", oldPID)
 	if res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
 		t.Fatalf("after the replacement: %s %s", res.Status, body)
 	}

@@ -16,17 +16,45 @@ import (
 // a request.
 const idleTimeout = 90 * time.Second
 
+// A draining worker closes a connection between requests only once it has
+// been quiet for a while: a client that connected just before the worker
+// stopped accepting gets firstRequestGrace to send its first request, and
+// a busy keep-alive client sends its next request within idleGrace and is
+// answered with "Connection: close" instead of being cut while it sends.
+const (
+	firstRequestGrace = 2 * time.Second
+	idleGrace         = time.Second
+)
+
 // connTracker knows every client connection of the worker and whether a
 // request is being handled on it, so a graceful stop can close the idle
 // ones at once and the busy ones as soon as they finish.
 type connTracker struct {
-	mu    sync.Mutex
-	conns map[*connState]struct{}
+	mu       sync.Mutex
+	conns    map[*connState]struct{}
+	draining atomic.Bool
 }
 
 type connState struct {
-	conn net.Conn
-	busy atomic.Bool
+	conn     net.Conn
+	input    interface{ Len() int } // bytes received and not yet read (a request arriving); nil if unknown
+	accepted time.Time
+	busy     atomic.Bool
+	served   atomic.Int64 // requests handled
+	lastDone atomic.Int64 // unix ns when the last request was handled
+}
+
+// idle reports whether closing the connection now loses nothing: no
+// request is being handled or arriving, and it is not a new connection
+// whose first request may still be on its way.
+func (st *connState) idle(now time.Time) bool {
+	if st.busy.Load() || st.input != nil && st.input.Len() > 0 {
+		return false
+	}
+	if st.served.Load() == 0 {
+		return now.Sub(st.accepted) > firstRequestGrace
+	}
+	return now.UnixNano()-st.lastDone.Load() > int64(idleGrace)
 }
 
 type connStateKey struct{}
@@ -38,13 +66,14 @@ func newConnTracker() *connTracker {
 // accept registers a new connection (hertz's OnAccept); the context it
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
-	st := &connState{conn: conn}
+	st := &connState{conn: conn, accepted: time.Now()}
 	t.mu.Lock()
 	t.conns[st] = struct{}{}
 	t.mu.Unlock()
 	// Forget the connection when it closes, whoever closes it.
 	if hc, ok := conn.(*hnetpoll.Conn); ok {
 		if pc, ok := hc.Conn.(netpoll.Connection); ok {
+			st.input = pc.Reader()
 			pc.AddCloseCallback(func(netpoll.Connection) error {
 				t.mu.Lock()
 				delete(t.conns, st)
@@ -64,19 +93,30 @@ func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 	st.busy.Store(true)
-	defer st.busy.Store(false)
+	defer func() {
+		st.lastDone.Store(time.Now().UnixNano())
+		st.served.Add(1)
+		st.busy.Store(false)
+	}()
+	if t.draining.Load() {
+		// Tell the client not to reuse the connection: closing it later,
+		// idle, could race with its next request.
+		c.SetConnectionClose()
+	}
 	c.Next(ctx)
 }
 
-// closeIdleUntil closes every connection not handling a request, now and
-// then every 50 ms, until ctx ends.
+// closeIdleUntil closes every idle connection, now and then every 50 ms,
+// until ctx ends.
 func (t *connTracker) closeIdleUntil(ctx context.Context) {
+	t.draining.Store(true)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		now := time.Now()
 		t.mu.Lock()
 		for st := range t.conns {
-			if !st.busy.Load() {
+			if st.idle(now) {
 				st.conn.Close()
 				delete(t.conns, st)
 			}
