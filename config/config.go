@@ -28,6 +28,9 @@ const (
 	DefaultQueueMax        = 1000
 	DefaultQueueTimeout    = 30 * time.Second
 	DefaultMaxTokens       = 1024
+	DefaultLoadInterval    = 500 * time.Millisecond
+	DefaultKVSaturation    = 0.8
+	DefaultNomadScheme     = "http"
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -58,6 +61,10 @@ type Config struct {
 	// ShmCells is the capacity of the shared-memory region in named cells:
 	// one per key, per model (its queue) and per backend of a model.
 	ShmCells int `yaml:"shm_cells"`
+	// Nomad is how sluice reaches Nomad, for models[].nomad and fleet.
+	Nomad NomadClient `yaml:"nomad"`
+	// Fleet makes key limits hold for all gateway replicas together.
+	Fleet Fleet `yaml:"fleet"`
 	// Keys are the API keys clients may use.
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
@@ -111,7 +118,61 @@ type Model struct {
 	// (default 1024).
 	DefaultMaxTokens int64 `yaml:"default_max_tokens"`
 	// Backends are the OpenAI-compatible servers that serve this model.
+	// Either Backends or Nomad.
 	Backends []Backend `yaml:"backends"`
+	// Nomad discovers the backends from Nomad's service discovery instead.
+	Nomad *NomadService `yaml:"nomad"`
+	// LoadInterval is how often each backend's /metrics is read for its
+	// own view of its load (default 500ms; 0s: never).
+	LoadInterval *Duration `yaml:"load_interval"`
+	// KVSaturation: a backend whose KV-cache usage is above this fraction
+	// takes no new request (default 0.8).
+	KVSaturation float64 `yaml:"kv_saturation"`
+}
+
+// NomadService is a Nomad native service whose instances are a model's
+// backends: address and port become http(s)://address:port.
+type NomadService struct {
+	Service   string   `yaml:"service"`   // required
+	Namespace string   `yaml:"namespace"` // default: nomad.namespace
+	Tags      []string `yaml:"tags"`      // an instance must have every one
+	Scheme    string   `yaml:"scheme"`    // http (default) or https
+	Slots     int      `yaml:"slots"`     // required: slots of each instance
+	APIKeyEnv string   `yaml:"api_key_env"`
+}
+
+// NomadClient overrides what nomad/api reads from NOMAD_ADDR, NOMAD_TOKEN,
+// NOMAD_NAMESPACE and NOMAD_REGION.
+type NomadClient struct {
+	Address   string `yaml:"address"`
+	Namespace string `yaml:"namespace"`
+	Region    string `yaml:"region"`
+	// TokenEnv names an environment variable holding the ACL token
+	// (default: NOMAD_TOKEN, as nomad/api reads it).
+	TokenEnv string `yaml:"token_env"`
+}
+
+// Fleet divides every key's limits by the number of live gateway replicas,
+// read from Nomad: the instances of NomadService.
+type Fleet struct {
+	NomadService string `yaml:"nomad_service"`
+	Namespace    string `yaml:"namespace"`
+}
+
+// Discovered holds the backends found by service discovery, by model name.
+type Discovered map[string][]Backend
+
+// WithDiscovered returns a copy of c whose discovery models have the
+// discovered backends (none when nothing is known yet).
+func (c *Config) WithDiscovered(d Discovered) *Config {
+	out := *c
+	out.Models = append([]Model(nil), c.Models...)
+	for i := range out.Models {
+		if m := &out.Models[i]; m.Nomad != nil {
+			m.Backends = d[m.Name]
+		}
+	}
+	return &out
 }
 
 // Timeouts of the upstream leg. None of them retries the request or marks
@@ -295,7 +356,7 @@ func diff(out *[]string, field string, a, b any) {
 // per key, one per model (its queue), one per backend of each model, and
 // one for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 2 + len(c.Keys) + len(c.Models)
+	n := 3 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}
@@ -361,6 +422,21 @@ func (c *Config) applyDefaults() {
 		}
 		if m.DefaultMaxTokens == 0 {
 			m.DefaultMaxTokens = DefaultMaxTokens
+		}
+		if m.LoadInterval == nil {
+			d := Duration(DefaultLoadInterval)
+			m.LoadInterval = &d
+		}
+		if m.KVSaturation == 0 {
+			m.KVSaturation = DefaultKVSaturation
+		}
+		if n := m.Nomad; n != nil {
+			if n.Scheme == "" {
+				n.Scheme = DefaultNomadScheme
+			}
+			if n.Namespace == "" {
+				n.Namespace = c.Nomad.Namespace
+			}
 		}
 	}
 }

@@ -75,7 +75,7 @@ func TestParseProblems(t *testing.T) {
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
-		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 5 shared-memory cells", "raise shm_cells"}},
+		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 6 shared-memory cells", "raise shm_cells"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 	}
 	for _, tc := range cases {

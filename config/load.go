@@ -163,8 +163,27 @@ func (c *Config) validate() Problems {
 			add(p+".name", "duplicate model name %q", m.Name)
 		}
 		models[m.Name] = true
-		if len(m.Backends) == 0 {
-			add(p+".backends", "at least one backend is required")
+		switch n := m.Nomad; {
+		case n == nil && len(m.Backends) == 0:
+			add(p+".backends", "at least one backend is required (or nomad: to discover them)")
+		case n != nil && len(m.Backends) > 0:
+			add(p+".nomad", "give either backends or nomad, not both")
+		case n != nil:
+			if n.Service == "" {
+				add(p+".nomad.service", "is required: the Nomad service whose instances are the backends")
+			}
+			if n.Slots < 1 {
+				add(p+".nomad.slots", "must be at least 1 (slots of each instance), got %d", n.Slots)
+			}
+			if n.Scheme != "http" && n.Scheme != "https" {
+				add(p+".nomad.scheme", "must be http or https, not %q", n.Scheme)
+			}
+			if n.APIKeyEnv != "" && os.Getenv(n.APIKeyEnv) == "" {
+				add(p+".nomad.api_key_env", "environment variable %s is not set", n.APIKeyEnv)
+			}
+		}
+		if m.KVSaturation <= 0 || m.KVSaturation > 1 {
+			add(p+".kv_saturation", "must be in (0, 1], got %v", m.KVSaturation)
 		}
 		switch m.Affinity {
 		case "prefix", "user", "none":
@@ -244,7 +263,7 @@ func (c *Config) validate() Problems {
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {
-		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model, per backend, and one for the gateway's own gauges) "+
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and three for the gateway's own gauges) "+
 			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps

@@ -13,21 +13,21 @@ import (
 func TestFrameRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	data := []byte("listen: x\nkeys: []\n")
-	WriteConfig(&b, "/etc/sluice/s.yaml", data, 7)
-	WriteConfig(&b, "n", nil, 8)
+	WriteConfig(&b, Frame{Name: "/etc/sluice/s.yaml", Data: data, Gen: 7, Discovered: []byte(`{"m":[]}`)})
+	WriteConfig(&b, Frame{Name: "n", Gen: 8})
 	r := bufio.NewReader(&b)
-	name, got, gen, err := ReadConfig(r)
-	if err != nil || name != "/etc/sluice/s.yaml" || string(got) != string(data) || gen != 7 {
-		t.Fatalf("frame 1: %q %q %d %v", name, got, gen, err)
+	f, err := ReadConfig(r)
+	if err != nil || f.Name != "/etc/sluice/s.yaml" || string(f.Data) != string(data) || f.Gen != 7 || string(f.Discovered) != `{"m":[]}` {
+		t.Fatalf("frame 1: %+v %v", f, err)
 	}
-	if name, got, gen, err = ReadConfig(r); err != nil || name != "n" || len(got) != 0 || gen != 8 {
-		t.Fatalf("frame 2: %q %q %d %v", name, got, gen, err)
+	if f, err = ReadConfig(r); err != nil || f.Name != "n" || len(f.Data) != 0 || f.Gen != 8 || len(f.Discovered) != 0 {
+		t.Fatalf("frame 2: %+v %v", f, err)
 	}
 }
 
 func TestFrameRefusals(t *testing.T) {
-	for _, in := range []string{"hello\n", "reload 1 -1 3\nabc", "reload 1 1 99999999999\n", "reload 1 4 4\nshort"} {
-		if _, _, _, err := ReadConfig(bufio.NewReader(strings.NewReader(in))); err == nil {
+	for _, in := range []string{"hello\n", "reload 1 -1 3 0\nabc", "reload 1 1 99999999999 0\n", "reload 1 4 4 0\nshort", "reload 1 1 1\nab"} {
+		if _, err := ReadConfig(bufio.NewReader(strings.NewReader(in))); err == nil {
 			t.Errorf("ReadConfig(%q) accepted", in)
 		}
 	}

@@ -10,41 +10,56 @@ package hotreload
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sluice-gw/sluice/config"
 )
 
 // MaxConfig bounds a configuration frame, so a corrupt header cannot make
 // a worker allocate without limit.
 const MaxConfig = 64 << 20
 
-// WriteConfig sends one configuration frame: "reload GEN NAMELEN DATALEN\n",
-// then the configuration's name and its bytes.
-func WriteConfig(w io.Writer, name string, data []byte, gen int64) error {
-	_, err := fmt.Fprintf(w, "reload %d %d %d\n%s%s", gen, len(name), len(data), name, data)
+// Frame is one configuration as the supervisor hands it to a worker: the
+// file's name and bytes, its generation, and the backends service
+// discovery found (JSON of config.Discovered; empty: none).
+type Frame struct {
+	Name       string
+	Data       []byte
+	Gen        int64
+	Discovered []byte
+}
+
+// WriteConfig sends one frame: "reload GEN NAMELEN DATALEN DISCLEN\n",
+// then the name, the bytes and the discovered backends.
+func WriteConfig(w io.Writer, f Frame) error {
+	_, err := fmt.Fprintf(w, "reload %d %d %d %d\n%s%s%s", f.Gen, len(f.Name), len(f.Data), len(f.Discovered), f.Name, f.Data, f.Discovered)
 	return err
 }
 
-// ReadConfig reads one configuration frame.
-func ReadConfig(r *bufio.Reader) (name string, data []byte, gen int64, err error) {
+// ReadConfig reads one frame.
+func ReadConfig(r *bufio.Reader) (Frame, error) {
+	var f Frame
 	line, err := r.ReadString('\n')
 	if err != nil {
-		return "", nil, 0, err
+		return f, err
 	}
-	var nameLen, dataLen int
-	if _, err := fmt.Sscanf(line, "reload %d %d %d\n", &gen, &nameLen, &dataLen); err != nil {
-		return "", nil, 0, fmt.Errorf("hotreload: bad frame header %q", strings.TrimSpace(line))
+	var nameLen, dataLen, discLen int
+	if _, err := fmt.Sscanf(line, "reload %d %d %d %d\n", &f.Gen, &nameLen, &dataLen, &discLen); err != nil {
+		return f, fmt.Errorf("hotreload: bad frame header %q", strings.TrimSpace(line))
 	}
-	if nameLen < 0 || dataLen < 0 || nameLen+dataLen > MaxConfig {
-		return "", nil, 0, fmt.Errorf("hotreload: frame of %d+%d bytes refused", nameLen, dataLen)
+	if nameLen < 0 || dataLen < 0 || discLen < 0 || nameLen+dataLen+discLen > MaxConfig {
+		return f, fmt.Errorf("hotreload: frame of %d+%d+%d bytes refused", nameLen, dataLen, discLen)
 	}
-	buf := make([]byte, nameLen+dataLen)
+	buf := make([]byte, nameLen+dataLen+discLen)
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return "", nil, 0, err
+		return f, err
 	}
-	return string(buf[:nameLen]), buf[nameLen:], gen, nil
+	f.Name, f.Data, f.Discovered = string(buf[:nameLen]), buf[nameLen:nameLen+dataLen], buf[nameLen+dataLen:]
+	return f, nil
 }
 
 // WriteReply answers a frame: "ok GEN\n", or "error GEN MESSAGE\n" with the
@@ -73,4 +88,18 @@ func ReadReply(r *bufio.Reader, gen int64) error {
 		return errors.New(strings.TrimSpace(msg))
 	}
 	return fmt.Errorf("hotreload: unexpected answer %q", strings.TrimSpace(line))
+}
+
+// Config decodes the frame: the file, validated, with the discovered
+// backends in place.
+func (f Frame) Config() (*config.Config, error) {
+	cfg, err := config.Parse(f.Name, f.Data)
+	if err != nil || len(f.Discovered) == 0 {
+		return cfg, err
+	}
+	var d config.Discovered
+	if err := json.Unmarshal(f.Discovered, &d); err != nil {
+		return nil, fmt.Errorf("hotreload: discovered backends: %w", err)
+	}
+	return cfg.WithDiscovered(d), nil
 }

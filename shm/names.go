@@ -46,11 +46,15 @@ func ConfigCellNames(c *config.Config) []string {
 	return names
 }
 
+// FleetCell holds, in scalar 0, the number of live gateway replicas the
+// key limits are divided by (0 or 1: this gateway alone).
+const FleetCell = "stats/fleet"
+
 // AllocConfig allocates every cell the configuration names, and the stats
 // cells (the supervisor's job), and returns how many it found already
 // allocated.
 func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
-	for _, name := range append([]string{BodyBytesCell, GenerationCell}, ConfigCellNames(c)...) {
+	for _, name := range append([]string{BodyBytesCell, GenerationCell, FleetCell}, ConfigCellNames(c)...) {
 		before := r.Used()
 		if _, err := r.Alloc(name); err != nil {
 			return existing, fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())

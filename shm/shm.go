@@ -75,6 +75,14 @@ const (
 	// LastRelease is when a slot was last freed, ns since the epoch, for
 	// measuring the queue's hand-off.
 	LastRelease
+	// BackendLoad is a backend's own count of requests running and
+	// waiting, read from its /metrics (vLLM), for the whole fleet.
+	BackendLoad
+	// BackendKV is its KV-cache usage, in millionths.
+	BackendKV
+	// BackendLoadAt is when BackendLoad and BackendKV were read (region
+	// clock); 0: never.
+	BackendLoadAt
 	// NumScalars is the number of scalar fields.
 	NumScalars = 8
 )

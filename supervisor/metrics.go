@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +21,9 @@ type metrics struct {
 	reloads  *prometheus.CounterVec
 	upgrades *prometheus.CounterVec
 	freed    prometheus.Counter
+
+	nomadUp     *prometheus.GaugeVec
+	nomadErrors *prometheus.CounterVec
 }
 
 func newMetrics(s *supervisor) *metrics {
@@ -40,7 +44,11 @@ func newMetrics(s *supervisor) *metrics {
 		m.reloads.WithLabelValues(r)
 		m.upgrades.WithLabelValues(r)
 	}
-	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, &shmCollector{s: s})
+	m.nomadUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sluice_nomad_up",
+		Help: "1 when the last Nomad query for the service succeeded; 0 while Nomad is unreachable (the last known instances stay in use)."}, []string{"service"})
+	m.nomadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_nomad_errors_total",
+		Help: "Failed Nomad queries, by service."}, []string{"service"})
+	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors, &shmCollector{s: s})
 	return m
 }
 
@@ -59,6 +67,8 @@ var (
 		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
 	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
 		"Request body bytes kept for retries, all workers together: a body is let go when its response starts.", nil, nil)
+	descFleet = prometheus.NewDesc("sluice_fleet_replicas",
+		"Live gateway replicas the key limits are divided by (fleet.nomad_service; 1 without it).", nil, nil)
 	descGeneration = prometheus.NewDesc("sluice_config_generation",
 		"Generation of the running configuration: 1 at start, +1 per applied reload.", nil, nil)
 	descWorkersReady = prometheus.NewDesc("sluice_workers_ready",
@@ -102,6 +112,9 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if cell := r.Lookup(shm.BodyBytesCell); cell != nil {
 		gauge(descBodyBytes, float64(cell.Total()))
+	}
+	if cell := r.Lookup(shm.FleetCell); cell != nil {
+		gauge(descFleet, float64(max(1, atomic.LoadInt64(cell.Scalar(0)))))
 	}
 	ready := 0
 	for _, sl := range s.slots {

@@ -76,28 +76,56 @@ func (s *supervisor) applyFile() error {
 	if err := checkUsageLog(cfg.UsageLog); err != nil {
 		return err
 	}
-	if _, err := shm.AllocConfig(s.region, cfg); err != nil {
+	if err := s.install(cfg, data); err != nil {
+		return err
+	}
+	s.log.Info("configuration reloaded", "config", s.o.ConfigName)
+	return nil
+}
+
+// install makes static (the file, with data its bytes) plus the backends
+// discovery found the running configuration: cells for its names, a new
+// generation, every worker told. Reloads and discovery changes both come
+// through here, one at a time.
+func (s *supervisor) install(static *config.Config, data []byte) error {
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+	s.cfgMu.Lock()
+	eff := static.WithDiscovered(s.disc)
+	s.cfgMu.Unlock()
+	if _, err := shm.AllocConfig(s.region, eff); err != nil {
 		return fmt.Errorf("%w (cells of removed names are freed once nothing uses them; retry shortly)", err)
 	}
-
 	s.cfgMu.Lock()
-	s.cfg, s.cfgData = cfg, data
+	old := s.cfg
+	s.static, s.cfg, s.cfgData = static, eff, data
 	s.gen++
 	gen := s.gen
 	s.region.SetGeneration(gen)
-	s.retired.Replace(shm.ConfigCellNames(old), shm.ConfigCellNames(cfg), gen)
+	s.retired.Replace(shm.ConfigCellNames(old), shm.ConfigCellNames(eff), gen)
+	frame := s.frameLocked()
 	s.cfgMu.Unlock()
 
 	// Every live worker applies it; one that cannot is restarted, and comes
 	// back with the new configuration.
 	for _, sl := range s.slots {
-		if err := sl.sendReload(s.o.ConfigName, data, gen); err != nil {
+		if err := sl.sendReload(frame); err != nil {
 			s.log.Error("a worker could not apply the new configuration; restarting it", "slot", sl.n, "err", err)
 			sl.signal(unix.SIGTERM)
 		}
 	}
-	s.log.Info("configuration reloaded", "config", s.o.ConfigName, "generation", gen)
+	s.syncDiscovery(static)
+	s.syncScrapers(eff)
 	return nil
+}
+
+// frameLocked is the running configuration as workers receive it (cfgMu held).
+func (s *supervisor) frameLocked() hotreload.Frame {
+	f := hotreload.Frame{Name: s.o.ConfigName, Data: s.cfgData, Gen: s.gen}
+	if len(s.disc) > 0 {
+		f.Discovered, _ = json.Marshal(s.disc)
+	}
+	return f
 }
 
 // sweep frees, now and then, the cells of names a reload removed, once no
@@ -122,17 +150,17 @@ const replyTimeout = 15 * time.Second
 
 // sendReload sends a configuration to the slot's worker, if one runs, and
 // waits for its answer.
-func (sl *slot) sendReload(name string, data []byte, gen int64) error {
+func (sl *slot) sendReload(f hotreload.Frame) error {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.control == nil {
 		return nil // no worker now: the next one starts with the new configuration
 	}
 	sl.control.SetDeadline(time.Now().Add(replyTimeout)) //nolint:errcheck
-	if err := hotreload.WriteConfig(sl.control, name, data, gen); err != nil {
+	if err := hotreload.WriteConfig(sl.control, f); err != nil {
 		return err
 	}
-	return hotreload.ReadReply(sl.controlR, gen)
+	return hotreload.ReadReply(sl.controlR, f.Gen)
 }
 
 // newControlPair is a worker's control socket: the supervisor's end (non-

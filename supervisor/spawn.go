@@ -14,8 +14,8 @@ import (
 const (
 	// WorkerListenFD is the slot's listening socket.
 	WorkerListenFD = 3
-	// WorkerConfigFD is a pipe carrying the config: its name, a newline,
-	// then the file's bytes, then EOF.
+	// WorkerConfigFD is a pipe carrying the configuration as one
+	// hotreload.Frame, then EOF.
 	WorkerConfigFD = 4
 	// WorkerReadyFD is a pipe the worker writes "ready\n" to once it serves.
 	WorkerReadyFD = 5
@@ -59,7 +59,7 @@ func allowedCPUs() []int {
 // the child exits (golang/go#27505), and when cpu >= 0 the thread's affinity
 // is set to that CPU first, so the child starts pinned and its runtime sizes
 // itself for that one CPU.
-func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes int, gen int64) (*exec.Cmd, error) {
+func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes int) (*exec.Cmd, error) {
 	if sl.cpu >= 0 {
 		var set unix.CPUSet
 		set.Set(sl.cpu)
@@ -68,7 +68,7 @@ func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes i
 		}
 	}
 	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(sl.n), "--column", strconv.Itoa(sl.col),
-		"--wake", strconv.Itoa(wakes), "--generation", strconv.FormatInt(gen, 10))
+		"--wake", strconv.Itoa(wakes))
 	cmd.Args[0] = os.Args[0] // what ps shows, not /proc/self/exe
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

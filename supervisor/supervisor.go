@@ -74,8 +74,14 @@ type supervisor struct {
 	metrics  *metrics
 	notified atomic.Bool // READY=1 sent to systemd
 
+	installMu     sync.Mutex // one install (reload or discovery change) at a time
+	discMu        sync.Mutex // guards watches and scrapers
+	watches       map[string]*watch
+	scrapers      map[string]*scraper
 	cfgMu         sync.Mutex
-	cfg           *config.Config     // the running configuration
+	static        *config.Config     // the configuration file as parsed
+	disc          config.Discovered  // backends found by service discovery
+	cfg           *config.Config     // the running configuration: static + disc
 	cfgData       []byte             // its bytes, handed to workers
 	gen           int64              // its generation: 1 at start, +1 per reload
 	retired       *hotreload.Retired // cells of names reloads removed, until freed
@@ -95,7 +101,8 @@ type supervisor struct {
 // ctx is cancelled), then drains them and returns nil once all have exited.
 func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
-		cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired()}
+		static: o.Config, cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired(),
+		disc: config.Discovered{}, watches: map[string]*watch{}, scrapers: map[string]*scraper{}}
 	if s.exe == "" {
 		// The running image, even once a new binary replaced the file on
 		// disk: a restarted worker always matches its supervisor.
@@ -138,6 +145,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	go s.sweep()
+	// Nomad's first answers come before the workers start, so they start
+	// with the backends (bounded: without Nomad they start without them).
+	s.syncDiscovery(cfg)
+	s.awaitDiscovery()
+	s.syncScrapers(s.cfg)
 	if o.Handover == nil { // else the handover writes it once every worker listens
 		if err := writePidFile(cfg.PidFile); err != nil {
 			return err
@@ -307,13 +319,13 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 	// The configuration and its generation are read under the lock a
 	// reload takes, so a worker starts with the one a reload would send.
 	s.cfgMu.Lock()
-	cfg, cfgData, gen := s.cfg, s.cfgData, s.gen
+	cfg, frame := s.cfg, s.frameLocked()
 	files := []*os.File{sl.socket, cfgR, readyW, s.region.File(), sl.wake.r, controlChild}
 	for _, other := range s.slots {
 		files = append(files, other.wake.w)
 	}
 	sl.mu.Lock()
-	cmd, err := startWorker(s.exe, sl, cfg.GoMaxProcs, files, len(s.slots), gen)
+	cmd, err := startWorker(s.exe, sl, cfg.GoMaxProcs, files, len(s.slots))
 	if err == nil {
 		sl.proc = cmd.Process
 	}
@@ -333,8 +345,7 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 	}
 	go func() {
 		// A worker that dies before reading it all makes this fail; Wait reports why.
-		fmt.Fprintf(cfgW, "%s\n", s.o.ConfigName)
-		cfgW.Write(cfgData) //nolint:errcheck
+		hotreload.WriteConfig(cfgW, frame) //nolint:errcheck
 		cfgW.Close()
 	}()
 	go func() {

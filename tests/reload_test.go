@@ -55,7 +55,7 @@ func TestReloadsUnderLoad(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 4})
 	other := startBackend(t, fakevllm.Options{Tokens: 1})
 	base := baseConfig(be.URL(), "off", "")
-	base = strings.Replace(base, "slots: 64", "slots: 400", 1)
+	base = strings.ReplaceAll(base, "slots: 64", "slots: 400") // the backend reports all 300 streams as its load, for both models
 	g := startGateway(t, base)
 
 	streams := openStreams(t, g, 300, keyAll, "reload")

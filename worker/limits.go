@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -26,6 +27,29 @@ type admission struct {
 	col        int
 	concurrent bool  // holds a place of max_concurrent
 	tokens     int64 // tokens reserved on the token limiter
+	tpm        int64 // the token limit they were reserved against
+}
+
+// limits is a key's limits as this gateway enforces them.
+type limits struct{ rpm, tpm, maxConcurrent int64 }
+
+// fleetShare is this gateway's share of the key's limits: each divided by
+// the number of live replicas in the fleet (fleet.nomad_service; 1 without
+// it), at least 1, so that the replicas together admit what one would.
+// An uneven spread of clients over replicas under-admits: the price of
+// keeping no shared store between them.
+func (g *gateway) fleetShare(k *keyRoute) limits {
+	n := int64(1)
+	if g.fleet != nil {
+		n = max(1, atomic.LoadInt64(g.fleet.Scalar(0)))
+	}
+	share := func(v int64) int64 {
+		if v == 0 {
+			return 0
+		}
+		return max(1, v/n)
+	}
+	return limits{share(k.rpm), share(k.tpm), share(k.maxConcurrent)}
 }
 
 // admit applies the key's limits: max_concurrent, then requests_per_minute,
@@ -37,60 +61,62 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	if key.rpm == 0 && key.tpm == 0 && key.maxConcurrent == 0 {
 		return a, nil
 	}
+	lim := g.fleetShare(key)
+	a.tpm = lim.tpm
 	cell := key.cell
-	if key.maxConcurrent > 0 {
-		if !cell.Acquire(g.col, key.maxConcurrent) {
+	if lim.maxConcurrent > 0 {
+		if !cell.Acquire(g.col, lim.maxConcurrent) {
 			c.Response.Header.Set("Retry-After", "1")
 			return nil, rateLimited("concurrency", fmt.Sprintf(
 				"Too many requests in flight for key `%s`: the limit is %d at a time. Retry when one has finished.",
-				key.name, key.maxConcurrent))
+				key.name, lim.maxConcurrent))
 		}
 		a.concurrent = true
 	}
 	now := g.region.Now()
-	if key.rpm > 0 {
-		cost := minute / key.rpm
-		window := cost * key.rpm
+	if lim.rpm > 0 {
+		cost := minute / lim.rpm
+		window := cost * lim.rpm
 		ok, tat := cell.GCRA(shm.RequestTAT, now, cost, window)
-		setLimitHeaders(c, "requests", key.rpm, tat, now, cost, window)
+		setLimitHeaders(c, "requests", lim.rpm, tat, now, cost, window)
 		if !ok {
 			a.release(0, false)
 			retryAfter(c, tat+cost-window-now)
 			return nil, rateLimited("requests", fmt.Sprintf(
 				"Rate limit reached for key `%s` on requests per minute: limit %d. Please try again in %s.",
-				key.name, key.rpm, waitText(tat+cost-window-now)))
+				key.name, lim.rpm, waitText(tat+cost-window-now)))
 		}
 	}
-	if key.tpm > 0 {
+	if lim.tpm > 0 {
 		want := scan.MaxTokens
 		if want <= 0 {
 			want = m.defaultMaxTokens
 		}
 		want += int64(scan.PromptBytes / promptBytesPerToken)
-		perToken := max(minute/key.tpm, 1)
-		window := perToken * key.tpm
-		if want > key.tpm {
+		perToken := max(minute/lim.tpm, 1)
+		window := perToken * lim.tpm
+		if want > lim.tpm {
 			a.release(0, false)
-			if key.rpm > 0 {
-				cell.Settle(shm.RequestTAT, -(minute / key.rpm)) // give the request back
+			if lim.rpm > 0 {
+				cell.Settle(shm.RequestTAT, -(minute / lim.rpm)) // give the request back
 			}
 			return nil, rateLimited("tokens", fmt.Sprintf(
 				"Request too large for key `%s`: it reserves %d tokens (max_tokens, or %d by default, plus prompt bytes / %d) "+
 					"and the limit is %d tokens per minute. Lower max_tokens.",
-				key.name, want, m.defaultMaxTokens, promptBytesPerToken, key.tpm))
+				key.name, want, m.defaultMaxTokens, promptBytesPerToken, lim.tpm))
 		}
 		ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
-		setLimitHeaders(c, "tokens", key.tpm, tat, now, perToken, window)
+		setLimitHeaders(c, "tokens", lim.tpm, tat, now, perToken, window)
 		if !ok {
 			a.release(0, false)
-			if key.rpm > 0 {
-				cell.Settle(shm.RequestTAT, -(minute / key.rpm))
+			if lim.rpm > 0 {
+				cell.Settle(shm.RequestTAT, -(minute / lim.rpm))
 			}
 			wait := tat + want*perToken - window - now
 			retryAfter(c, wait)
 			return nil, rateLimited("tokens", fmt.Sprintf(
 				"Rate limit reached for key `%s` on tokens per minute: limit %d, requested %d. Please try again in %s.",
-				key.name, key.tpm, want, waitText(wait)))
+				key.name, lim.tpm, want, waitText(wait)))
 		}
 		a.tokens = want
 	}
@@ -109,7 +135,7 @@ func (a *admission) release(usedTokens int64, reported bool) {
 		a.concurrent = false
 	}
 	if a.tokens > 0 && reported {
-		perToken := max(minute/a.key.tpm, 1)
+		perToken := max(minute/a.tpm, 1)
 		a.key.cell.Settle(shm.TokenTAT, (usedTokens-a.tokens)*perToken)
 		a.tokens = 0
 	}

@@ -211,9 +211,12 @@ func (lq *localQueue) leave(w *waiter) *backendRoute {
 // trySlot takes a slot on the first candidate, in order, that is healthy
 // and has one free.
 func (q *queues) trySlot(cands []*backendRoute) *backendRoute {
-	now := time.Now()
+	now, regionNow := time.Now(), q.region.Now()
 	for _, b := range cands {
-		if b.healthy(now) && b.cell.Acquire(q.col, b.slots) {
+		if !b.healthy(now) {
+			continue
+		}
+		if _, full := b.load(regionNow); !full && b.cell.Acquire(q.col, b.slots) {
 			return b
 		}
 	}

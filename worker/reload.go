@@ -90,21 +90,21 @@ func (g *gateway) publishGenerations(ctx context.Context) {
 	}
 }
 
-// serveControl reads reload frames from the supervisor until the socket
-// closes: "reload GEN NAMELEN DATALEN\n", the config's name, its bytes. It
-// answers each with "ok GEN\n" or "error GEN MESSAGE\n".
-func (g *gateway) serveControl(f *os.File) {
-	defer f.Close()
-	r := bufio.NewReader(f)
+// serveControl reads reload frames (hotreload.Frame) from the supervisor
+// until the socket closes, and answers each.
+func (g *gateway) serveControl(conn *os.File) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
 	for {
-		name, data, gen, err := hotreload.ReadConfig(r)
+		f, err := hotreload.ReadConfig(r)
 		if err != nil {
 			if err != io.EOF {
 				g.log.Error("control socket", "err", err)
 			}
 			return
 		}
-		cfg, err := config.Parse(name, data)
+		gen := f.Gen
+		cfg, err := f.Config()
 		if err == nil {
 			err = g.apply(cfg, gen)
 		}
@@ -113,6 +113,6 @@ func (g *gateway) serveControl(f *os.File) {
 		} else {
 			g.log.Info("configuration applied", "generation", gen)
 		}
-		hotreload.WriteReply(f, gen, err) //nolint:errcheck // the supervisor times out on a lost answer
+		hotreload.WriteReply(conn, gen, err) //nolint:errcheck // the supervisor times out on a lost answer
 	}
 }

@@ -59,6 +59,7 @@ type modelRoute struct {
 	total          time.Duration
 	firstToken     time.Duration // 0: off
 
+	kvSaturation     float64     // a backend above this KV-cache usage takes nothing new
 	queue            *localQueue // this worker's waiters; depth and order are shared
 	queueMax         int64
 	queueTimeout     time.Duration
@@ -71,11 +72,31 @@ type backendRoute struct {
 	authHeader string    // "Bearer …" from api_key_env, or empty
 	cell       *shm.Cell // slots in use, counted across all workers
 	slots      int64
+	// kvSaturation, in millionths: above it the backend takes nothing new.
+	kvSaturation int64
 
 	up           atomic.Bool  // the last active health check passed
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
 	carried      bool         // health state carried over from the table a reload replaced
+}
+
+// staleLoad is how old a backend's own load figure may be to count.
+const staleLoad = int64(2 * time.Second)
+
+// load is the backend's slots in use: the larger of the fleet's own count
+// (this gateway's requests in flight, all workers) and the backend's own
+// count of requests running and waiting, read from its /metrics by the
+// supervisor while that figure is fresh — other gateways, and clients that
+// go straight to the backend, use its slots too. full also reports a
+// KV cache above kv_saturation.
+func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
+	used = b.cell.Total()
+	if at := atomic.LoadInt64(b.cell.Scalar(shm.BackendLoadAt)); at > 0 && regionNow-at < staleLoad {
+		used = max(used, atomic.LoadInt64(b.cell.Scalar(shm.BackendLoad)))
+		full = atomic.LoadInt64(b.cell.Scalar(shm.BackendKV)) > b.kvSaturation
+	}
+	return used, full || used >= b.slots
 }
 
 // carryHealth copies, for every backend that the old table also had (same
@@ -152,11 +173,16 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 			mr.defaultMaxTokens = config.DefaultMaxTokens
 		}
 		mr.queue = q.forModel(m.Name, cell(shm.QueueCell(m.Name)))
+		mr.kvSaturation = m.KVSaturation
+		if mr.kvSaturation == 0 {
+			mr.kvSaturation = config.DefaultKVSaturation
+		}
 		if mr.healthPath == "" {
 			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
 		}
 		for _, b := range m.Backends {
-			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL))}
+			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
+				kvSaturation: int64(mr.kvSaturation * 1e6)}
 			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
@@ -215,6 +241,9 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)
+	if n == 0 { // discovery found no instance (yet)
+		return dst
+	}
 	if !hasKey {
 		start := int(m.next.Add(1)-1) % n
 		for i := 0; i < n; i++ {
@@ -245,8 +274,9 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		load = make([]int64, n)
 	}
 	var total int64
+	regionNow := m.queue.q.region.Now()
 	for i, b := range m.backends {
-		load[i] = b.cell.Total()
+		load[i], _ = b.load(regionNow)
 		total += load[i]
 	}
 	limit := int64(affinity.LoadCap(m.loadCap, int(total), max(healthy, 1)))

@@ -59,6 +59,8 @@ type gateway struct {
 	queues *queues
 	// bodyBytes is the shared gauge of request bodies kept for retries.
 	bodyBytes *shm.Cell
+	// fleet holds the number of gateway replicas key limits are shared by.
+	fleet *shm.Cell
 	// genCell's mark in this worker's column is the oldest configuration
 	// generation a running request may still use (see publishGenerations).
 	genCell *shm.Cell
@@ -107,9 +109,9 @@ func Run(ctx context.Context, o Options) error {
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
 	g.maxBody.Store(int64(cfg.MaxBody))
-	g.bodyBytes, g.genCell = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.GenerationCell)
-	if g.bodyBytes == nil || g.genCell == nil {
-		return fmt.Errorf("shared region lacks the cells %s and %s", shm.BodyBytesCell, shm.GenerationCell)
+	g.bodyBytes, g.genCell, g.fleet = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
+	if g.bodyBytes == nil || g.genCell == nil || g.fleet == nil {
+		return fmt.Errorf("shared region lacks the cells %s, %s and %s", shm.BodyBytesCell, shm.GenerationCell, shm.FleetCell)
 	}
 	routes, err := compileRoutes(cfg, region, g.queues)
 	if err != nil {

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -18,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 	"time"
 
@@ -139,7 +139,6 @@ func runWorker(args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	slot := fs.Int("slot", 0, "worker slot")
 	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
-	gen := fs.Int64("generation", 1, "configuration generation")
 	column := fs.Int("column", -1, "worker column in the shared region (default: the slot)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -147,13 +146,12 @@ func runWorker(args []string) error {
 	log := newLogger("proc", "worker", "slot", *slot, "pid", os.Getpid())
 
 	cfgPipe := os.NewFile(supervisor.WorkerConfigFD, "config")
-	raw, err := io.ReadAll(cfgPipe)
+	frame, err := hotreload.ReadConfig(bufio.NewReader(cfgPipe))
 	cfgPipe.Close()
 	if err != nil {
 		return fmt.Errorf("read config from supervisor: %w", err)
 	}
-	name, data, _ := strings.Cut(string(raw), "\n")
-	cfg, err := config.Parse(name, []byte(data))
+	cfg, err := frame.Config()
 	if err != nil {
 		return err
 	}
@@ -228,7 +226,7 @@ func runWorker(args []string) error {
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
 		Region: region, Column: *column, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
-		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: *gen,
+		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: frame.Gen,
 		Ready: func() {
 			readyPipe.WriteString("ready\n") //nolint:errcheck
 			readyPipe.Close()

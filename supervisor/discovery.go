@@ -1,0 +1,280 @@
+package supervisor
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/nomad"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// Service discovery and backend load. The supervisor follows Nomad (one
+// blocking query per service, not one per worker) and turns every change
+// of a model's instances into an install, like a reload: backends that
+// stay keep their cells. It also reads each backend's /metrics and writes
+// the backend's own view of its load into the backend's cell, where every
+// worker reads it.
+
+// discoveryWait bounds how long start-up waits for Nomad's first answer
+// before the workers start (without the backends, if Nomad is down).
+const discoveryWait = 5 * time.Second
+
+// watch is one running nomad.Watch.
+type watch struct {
+	src    nomad.Source
+	client config.NomadClient
+	cancel context.CancelFunc
+	first  chan struct{} // closed at the first answer or error
+}
+
+// syncDiscovery starts, keeps or stops the watches static asks for: one
+// per discovery model, and the fleet's.
+func (s *supervisor) syncDiscovery(static *config.Config) {
+	s.discMu.Lock()
+	defer s.discMu.Unlock()
+	want := map[string]nomad.Source{}
+	for _, m := range static.Models {
+		if n := m.Nomad; n != nil {
+			want["model/"+m.Name] = nomad.Source{Service: n.Service, Namespace: n.Namespace, Tags: n.Tags}
+		}
+	}
+	if f := static.Fleet; f.NomadService != "" {
+		ns := f.Namespace
+		if ns == "" {
+			ns = static.Nomad.Namespace
+		}
+		want["fleet"] = nomad.Source{Service: f.NomadService, Namespace: ns}
+	}
+	for key, w := range s.watches {
+		if src, ok := want[key]; !ok || !sameSource(src, w.src) || w.client != static.Nomad {
+			w.cancel()
+			delete(s.watches, key)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	client, err := nomad.NewClient(static.Nomad)
+	if err != nil {
+		s.log.Error("nomad client", "err", err)
+		return
+	}
+	for key, src := range want {
+		if _, ok := s.watches[key]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &watch{src: src, client: static.Nomad, cancel: cancel, first: make(chan struct{})}
+		s.watches[key] = w
+		go s.follow(ctx, client, key, w)
+	}
+}
+
+func sameSource(a, b nomad.Source) bool {
+	return a.Service == b.Service && a.Namespace == b.Namespace && slices.Equal(a.Tags, b.Tags)
+}
+
+// follow runs one watch: a model's backends, or the fleet's size.
+func (s *supervisor) follow(ctx context.Context, client *api.Client, key string, w *watch) {
+	var once atomic.Bool
+	firstDone := func() {
+		if once.CompareAndSwap(false, true) {
+			close(w.first)
+		}
+	}
+	wasUp := true
+	status := func(err error) {
+		up := 1.0
+		if err != nil {
+			up = 0
+			s.metrics.nomadErrors.WithLabelValues(w.src.Service).Inc()
+			if wasUp {
+				s.log.Warn("nomad unreachable; keeping the last known instances", "service", w.src.Service, "err", err)
+			}
+		} else if !wasUp {
+			s.log.Info("nomad reachable again", "service", w.src.Service)
+		}
+		wasUp = err == nil
+		s.metrics.nomadUp.WithLabelValues(w.src.Service).Set(up)
+		if err != nil {
+			firstDone()
+		}
+	}
+	update := func(found []nomad.Instance) {
+		defer firstDone()
+		if ctx.Err() != nil {
+			return
+		}
+		if key == "fleet" {
+			atomic.StoreInt64(s.region.Lookup(shm.FleetCell).Scalar(0), int64(max(1, len(found))))
+			s.log.Info("gateway replicas in the fleet", "service", w.src.Service, "replicas", len(found))
+			return
+		}
+		model := key[len("model/"):]
+		s.cfgMu.Lock()
+		var n *config.NomadService
+		for _, m := range s.static.Models {
+			if m.Name == model {
+				n = m.Nomad
+			}
+		}
+		if n == nil {
+			s.cfgMu.Unlock()
+			return
+		}
+		disc := make(config.Discovered, len(s.disc)+1)
+		for k, v := range s.disc {
+			disc[k] = v
+		}
+		disc[model] = nomad.Backends(n, found)
+		s.disc = disc
+		static, data := s.static, s.cfgData
+		s.cfgMu.Unlock()
+		s.log.Info("backends discovered", "model", model, "service", w.src.Service, "backends", len(found))
+		if err := s.install(static, data); err != nil {
+			s.log.Error("applying discovered backends failed", "model", model, "err", err)
+		}
+	}
+	nomad.Watch(ctx, client, w.src, update, status)
+}
+
+// awaitDiscovery waits, up to discoveryWait, for every watch's first answer.
+func (s *supervisor) awaitDiscovery() {
+	s.discMu.Lock()
+	var firsts []chan struct{}
+	for _, w := range s.watches {
+		firsts = append(firsts, w.first)
+	}
+	s.discMu.Unlock()
+	deadline := time.After(discoveryWait)
+	for _, f := range firsts {
+		select {
+		case <-f:
+		case <-deadline:
+			s.log.Warn("nomad has not answered yet; starting without the backends it will give", "waited", discoveryWait.String())
+			return
+		}
+	}
+}
+
+// staleLoad is when a backend's own load figure stops counting (the
+// workers then go by the fleet's own in-flight counts alone).
+const staleLoad = 2 * time.Second
+
+// scraper reads one backend's /metrics.
+type scraper struct {
+	interval time.Duration
+	cancel   context.CancelFunc
+}
+
+// syncScrapers starts, keeps or stops a load reader per backend of eff.
+func (s *supervisor) syncScrapers(eff *config.Config) {
+	s.discMu.Lock()
+	defer s.discMu.Unlock()
+	want := map[string]time.Duration{}
+	urls := map[string][2]string{}
+	for _, m := range eff.Models {
+		if m.LoadInterval == nil || *m.LoadInterval <= 0 {
+			continue
+		}
+		for _, b := range m.Backends {
+			name := shm.BackendCell(m.Name, b.URL)
+			want[name] = time.Duration(*m.LoadInterval)
+			urls[name] = [2]string{m.Name, b.URL}
+		}
+	}
+	for name, sc := range s.scrapers {
+		if d, ok := want[name]; !ok || d != sc.interval {
+			sc.cancel()
+			delete(s.scrapers, name)
+		}
+	}
+	for name, d := range want {
+		if _, ok := s.scrapers[name]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.scrapers[name] = &scraper{interval: d, cancel: cancel}
+		go s.scrape(ctx, name, urls[name][1], d)
+	}
+}
+
+// scrape reads url/metrics every interval and records, in the backend's
+// cell, vLLM's running + waiting requests and KV-cache usage.
+func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval time.Duration) {
+	client := &http.Client{Timeout: max(interval, 200*time.Millisecond)}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		if load, kv, ok := readLoad(ctx, client, url); ok {
+			// Looked up each time: the cell is freed once a reload removed
+			// the backend, and this must never write into another's.
+			if c := s.region.Lookup(cellName); c != nil && ctx.Err() == nil {
+				atomic.StoreInt64(c.Scalar(shm.BackendLoad), load)
+				atomic.StoreInt64(c.Scalar(shm.BackendKV), int64(kv*1e6))
+				atomic.StoreInt64(c.Scalar(shm.BackendLoadAt), s.region.Now())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// readLoad reads a vLLM /metrics page: requests running plus waiting, and
+// the KV-cache usage (vllm:kv_cache_usage_perc, or the older
+// vllm:gpu_cache_usage_perc), summed or maxed over its series.
+func readLoad(ctx context.Context, client *http.Client, url string) (load int64, kv float64, ok bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
+	if err != nil {
+		return 0, 0, false
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, 0, false
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
+	if err != nil {
+		return 0, 0, false
+	}
+	sum := func(name string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+		v := 0.0
+		for _, m := range f.GetMetric() {
+			v += m.GetGauge().GetValue()
+		}
+		return v, true
+	}
+	running, ok1 := sum("vllm:num_requests_running")
+	waiting, ok2 := sum("vllm:num_requests_waiting")
+	if !ok1 && !ok2 {
+		return 0, 0, false
+	}
+	for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"} {
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				kv = max(kv, m.GetGauge().GetValue())
+			}
+			break
+		}
+	}
+	return int64(running + waiting), kv, true
+}

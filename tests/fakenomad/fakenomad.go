@@ -1,0 +1,148 @@
+// Package fakenomad is a fake of the part of Nomad's HTTP API sluice uses
+// — GET /v1/service/{name}, the native service discovery — with Nomad's
+// blocking-query semantics: every answer carries X-Nomad-Index (and
+// X-Nomad-LastContact, X-Nomad-KnownLeader, without which nomad/api
+// refuses it); a query with ?index=N waits, up to ?wait=, until the
+// service's index passes N. The Nomad agent is not available on the
+// machines the tests run on; the shapes follow nomad/api's own types.
+package fakenomad
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// Server is a running fake Nomad.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	mu   sync.Mutex
+	idx  uint64
+	regs map[string][]*api.ServiceRegistration // by namespace + "/" + name
+	at   map[string]uint64                     // index of each service's last change
+	wake chan struct{}                         // closed and replaced on every change
+	down bool
+	// Queries counts the service queries answered, by service name.
+	queries map[string]int
+	// Tokens records the X-Nomad-Token of every query.
+	Tokens []string
+}
+
+// Start serves on a free loopback port.
+func Start() (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, idx: 10, regs: map[string][]*api.ServiceRegistration{}, at: map[string]uint64{},
+		wake: make(chan struct{}), queries: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/service/{name}", s.service)
+	s.srv = &http.Server{Handler: mux}
+	go s.srv.Serve(ln) //nolint:errcheck
+	return s, nil
+}
+
+// Addr is the value for NOMAD_ADDR.
+func (s *Server) Addr() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops the server.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// Instance is a registration to publish.
+type Instance struct {
+	Address string
+	Port    int
+	Tags    []string
+}
+
+// Set replaces the instances of service name in namespace and wakes the
+// blocking queries on it.
+func (s *Server) Set(namespace, name string, instances ...Instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idx++
+	key := namespace + "/" + name
+	var regs []*api.ServiceRegistration
+	for i, in := range instances {
+		regs = append(regs, &api.ServiceRegistration{
+			ID: "_nomad-task-" + strconv.Itoa(i) + "-" + name, ServiceName: name, Namespace: namespace,
+			NodeID: "node-" + strconv.Itoa(i), Datacenter: "dc1", JobID: name, AllocID: "alloc-" + strconv.Itoa(i),
+			Tags: in.Tags, Address: in.Address, Port: in.Port, CreateIndex: s.idx, ModifyIndex: s.idx,
+		})
+	}
+	s.regs[key], s.at[key] = regs, s.idx
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// SetDown makes every query fail with a 500 (Nomad unreachable).
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	s.down = down
+	close(s.wake)
+	s.wake = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Queries is how many queries for service name were answered.
+func (s *Server) Queries(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries[name]
+}
+
+func (s *Server) service(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ns := r.URL.Query().Get("namespace")
+	if ns == "" {
+		ns = "default"
+	}
+	key := ns + "/" + name
+	index, _ := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
+	wait := 5 * time.Minute
+	if v := r.URL.Query().Get("wait"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			wait = d
+		}
+	}
+	deadline := time.After(wait)
+	s.mu.Lock()
+	s.Tokens = append(s.Tokens, r.Header.Get("X-Nomad-Token"))
+	// A blocking query: wait while the service is not newer than index.
+	for timedOut := false; !s.down && !timedOut && index > 0 && s.at[key] <= index; {
+		wake := s.wake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-deadline:
+			timedOut = true
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
+	if s.down {
+		s.mu.Unlock()
+		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+		return
+	}
+	regs := s.regs[key]
+	if regs == nil {
+		regs = []*api.ServiceRegistration{}
+	}
+	at := max(s.at[key], 1)
+	s.queries[name]++
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(at, 10))
+	w.Header().Set("X-Nomad-LastContact", "0")
+	w.Header().Set("X-Nomad-KnownLeader", "true")
+	json.NewEncoder(w).Encode(regs) //nolint:errcheck
+}
