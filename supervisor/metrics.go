@@ -61,6 +61,10 @@ var (
 		"Requests in flight to a backend, all workers together (slots in use).", []string{"model", "backend"}, nil)
 	descBackendSlots = prometheus.NewDesc("sluice_backend_slots",
 		"Configured slots of a backend.", []string{"model", "backend"}, nil)
+	descBackendLoad = prometheus.NewDesc("sluice_backend_reported_load",
+		"A backend's own count of requests running and waiting, from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
+	descBackendKV = prometheus.NewDesc("sluice_backend_kv_cache_usage",
+		"A backend's KV-cache usage (0-1), from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
 	descQueueDepth = prometheus.NewDesc("sluice_queue_depth",
 		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
 	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
@@ -107,6 +111,10 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 			if cell := r.Lookup(shm.BackendCell(m.Name, b.URL)); cell != nil {
 				gauge(descBackendInflight, float64(cell.Total()), m.Name, b.URL)
 				gauge(descBackendSlots, float64(b.Slots), m.Name, b.URL)
+				if at := atomic.LoadInt64(cell.Scalar(shm.BackendLoadAt)); at > 0 && r.Now()-at < int64(staleLoad) {
+					gauge(descBackendLoad, float64(atomic.LoadInt64(cell.Scalar(shm.BackendLoad))), m.Name, b.URL)
+					gauge(descBackendKV, float64(atomic.LoadInt64(cell.Scalar(shm.BackendKV)))/1e6, m.Name, b.URL)
+				}
 			}
 		}
 	}

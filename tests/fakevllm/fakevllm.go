@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -61,6 +62,7 @@ type Server struct {
 	ln       net.Listener
 	running  atomic.Int64
 	healthy  atomic.Bool
+	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
@@ -100,6 +102,9 @@ func (s *Server) Close() error { return s.srv.Close() }
 
 // SetHealthy makes GET /health answer 200 (true) or 503 (false).
 func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
+
+// SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
+func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
 
 // Running is the number of requests being answered now.
 func (s *Server) Running() int { return int(s.running.Load()) }
@@ -347,5 +352,6 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		"# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"+
 		"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"fake\"} 0\n"+
 		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"+
-		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} 0\n", s.running.Load())
+		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} %g\n", s.running.Load(),
+		math.Float64frombits(s.kvUsage.Load()))
 }
