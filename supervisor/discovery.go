@@ -23,6 +23,25 @@ import (
 // the backend's own view of its load into the backend's cell, where every
 // worker reads it.
 
+// stopBackground ends the watches and scrapers and waits for every
+// goroutine that uses the region.
+func (s *supervisor) stopBackground() {
+	s.discMu.Lock()
+	if !s.bgStopped {
+		s.bgStopped = true
+		close(s.bgDone)
+	}
+	for _, w := range s.watches {
+		w.cancel()
+	}
+	for _, sc := range s.scrapers {
+		sc.cancel()
+	}
+	s.watches, s.scrapers = map[string]*watch{}, map[string]*scraper{}
+	s.discMu.Unlock()
+	s.bg.Wait()
+}
+
 // discoveryWait bounds how long start-up waits for Nomad's first answer
 // before the workers start (without the backends, if Nomad is down).
 const discoveryWait = 5 * time.Second
@@ -40,6 +59,9 @@ type watch struct {
 func (s *supervisor) syncDiscovery(static *config.Config) {
 	s.discMu.Lock()
 	defer s.discMu.Unlock()
+	if s.bgStopped {
+		return
+	}
 	want := map[string]nomad.Source{}
 	for _, m := range static.Models {
 		if n := m.Nomad; n != nil {
@@ -74,7 +96,8 @@ func (s *supervisor) syncDiscovery(static *config.Config) {
 		ctx, cancel := context.WithCancel(context.Background())
 		w := &watch{src: src, client: static.Nomad, cancel: cancel, first: make(chan struct{})}
 		s.watches[key] = w
-		go s.follow(ctx, client, key, w)
+		s.bg.Add(1)
+		go func() { defer s.bg.Done(); s.follow(ctx, client, key, w) }()
 	}
 }
 
@@ -179,6 +202,9 @@ type scraper struct {
 func (s *supervisor) syncScrapers(eff *config.Config) {
 	s.discMu.Lock()
 	defer s.discMu.Unlock()
+	if s.bgStopped {
+		return
+	}
 	want := map[string]time.Duration{}
 	urls := map[string][2]string{}
 	for _, m := range eff.Models {
@@ -203,7 +229,8 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.scrapers[name] = &scraper{interval: d, cancel: cancel}
-		go s.scrape(ctx, name, urls[name][1], d)
+		s.bg.Add(1)
+		go func() { defer s.bg.Done(); s.scrape(ctx, name, urls[name][1], d) }()
 	}
 }
 

@@ -134,7 +134,7 @@ func (s *supervisor) frameLocked() hotreload.Frame {
 func (s *supervisor) sweep() {
 	for {
 		select {
-		case <-s.stopCh:
+		case <-s.bgDone:
 			return
 		case <-time.After(time.Second):
 		}

@@ -75,7 +75,10 @@ type supervisor struct {
 	notified atomic.Bool // READY=1 sent to systemd
 
 	installMu     sync.Mutex // one install (reload or discovery change) at a time
-	discMu        sync.Mutex // guards watches and scrapers
+	bg            sync.WaitGroup // goroutines that use the region: sweep, watches, scrapers
+	discMu        sync.Mutex     // guards watches, scrapers and bgStopped
+	bgStopped     bool
+	bgDone        chan struct{} // closed when the background goroutines must end
 	watches       map[string]*watch
 	scrapers      map[string]*scraper
 	cfgMu         sync.Mutex
@@ -102,7 +105,7 @@ type supervisor struct {
 func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
 		static: o.Config, cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired(),
-		disc: config.Discovered{}, watches: map[string]*watch{}, scrapers: map[string]*scraper{}}
+		disc: config.Discovered{}, watches: map[string]*watch{}, scrapers: map[string]*scraper{}, bgDone: make(chan struct{})}
 	if s.exe == "" {
 		// The running image, even once a new binary replaced the file on
 		// disk: a restarted worker always matches its supervisor.
@@ -144,7 +147,10 @@ func Run(ctx context.Context, o Options) error {
 		s.slots = append(s.slots, sl)
 	}
 
-	go s.sweep()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.sweep() }()
+	// Background users of the region end before it is unmapped.
+	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start
 	// with the backends (bounded: without Nomad they start without them).
 	s.syncDiscovery(cfg)

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -8,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // openStreams opens n held streams at once (each on its own connection,
@@ -54,6 +59,62 @@ func awaitStreamsDone(t *testing.T, streams []*http.Response) {
 // stop returns how many were sent and how many failed. Every failure is
 // reported. fresh: a new connection per request.
 func steadyTraffic(t *testing.T, g *gateway, model string, fresh bool) (stop func() (sent, failed int64)) {
+	return steadyLoops(t, func() func() error {
+		client := &http.Client{Transport: &http.Transport{}}
+		if fresh {
+			client = freshClient()
+		}
+		return func() error {
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(chatBody(model, false, "steady"))))
+			req.Header.Set("Authorization", "Bearer "+keyAll)
+			res, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				return fmt.Errorf("%s", res.Status)
+			}
+			return nil
+		}
+	})
+}
+
+// sdkTraffic is steadyTraffic through the OpenAI SDK (openai-go) over a
+// new connection per request. Like OpenAI's SDKs in other languages it
+// retries a request whose connection failed before any answer (2 retries
+// by default); retried counts those failures — what a raw client would
+// have seen.
+func sdkTraffic(t *testing.T, g *gateway, model string, retried *atomic.Int64) (stop func() (sent, failed int64)) {
+	return steadyLoops(t, func() func() error {
+		hc := freshClient()
+		hc.Transport = countingTransport{hc.Transport, retried}
+		client := openai.NewClient(option.WithBaseURL(g.URL+"/v1/"), option.WithAPIKey(keyAll), option.WithHTTPClient(hc))
+		params := openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("steady")}}
+		return func() error {
+			_, err := client.Chat.Completions.New(context.Background(), params)
+			return err
+		}
+	})
+}
+
+// countingTransport counts round trips that failed without an answer.
+type countingTransport struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(r)
+	if err != nil {
+		c.count.Add(1)
+	}
+	return res, err
+}
+
+// steadyLoops runs two loops, each calling the sender newSender made for
+// it, until stop.
+func steadyLoops(t *testing.T, newSender func() func() error) (stop func() (sent, failed int64)) {
 	var sentN, failedN atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -61,29 +122,18 @@ func steadyTraffic(t *testing.T, g *gateway, model string, fresh bool) (stop fun
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := &http.Client{}
-			if fresh {
-				client = freshClient()
-			}
+			send := newSender()
 			for {
 				select {
 				case <-done:
 					return
 				default:
 				}
-				req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(chatBody(model, false, "steady"))))
-				req.Header.Set("Authorization", "Bearer "+keyAll)
-				res, err := client.Do(req)
+				err := send()
 				sentN.Add(1)
 				if err != nil {
 					failedN.Add(1)
 					t.Errorf("steady request: %v", err)
-					continue
-				}
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					failedN.Add(1)
-					t.Errorf("steady request: %s", res.Status)
 				}
 			}
 		}()

@@ -90,7 +90,7 @@ func TestNomadDiscovery(t *testing.T) {
 		_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": b.URL()})
 		return ok
 	})
-	for _, tok := range nomad.Tokens {
+	for _, tok := range nomad.Tokens() {
 		if tok != "nomad-secret" {
 			t.Fatalf("a query without NOMAD_TOKEN: %q", tok)
 		}

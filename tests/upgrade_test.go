@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -69,7 +70,8 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 
 	streams := openStreams(t, g, 50, keyAll, "upgrade")
-	stop := steadyTraffic(t, g, "m", true)
+	var resets atomic.Int64
+	stop := sdkTraffic(t, g, "m", &resets)
 
 	out, err := sluiceUpgrade(g)
 	if err != nil || !strings.Contains(string(out), "upgraded") {
@@ -91,7 +93,8 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	}
 	// Traffic keeps flowing to the new supervisor's workers for a moment.
 	sent, failed := stop()
-	t.Logf("%d steady requests across the upgrade, %d failed", sent, failed)
+	t.Logf("%d steady requests across the upgrade (new connection each), %d failed; %d connections reset and retried by the SDK",
+		sent, failed, resets.Load())
 	if len(childPIDs(newPID)) != 2 {
 		t.Errorf("new supervisor runs %d workers", len(childPIDs(newPID)))
 	}

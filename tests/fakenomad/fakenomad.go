@@ -30,8 +30,14 @@ type Server struct {
 	down bool
 	// Queries counts the service queries answered, by service name.
 	queries map[string]int
-	// Tokens records the X-Nomad-Token of every query.
-	Tokens []string
+	tokens  []string // the X-Nomad-Token of every query
+}
+
+// Tokens returns the X-Nomad-Token of every query so far.
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.tokens...)
 }
 
 // Start serves on a free loopback port.
@@ -114,7 +120,7 @@ func (s *Server) service(w http.ResponseWriter, r *http.Request) {
 	}
 	deadline := time.After(wait)
 	s.mu.Lock()
-	s.Tokens = append(s.Tokens, r.Header.Get("X-Nomad-Token"))
+	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
 	// A blocking query: wait while the service is not newer than index.
 	for timedOut := false; !s.down && !timedOut && index > 0 && s.at[key] <= index; {
 		wake := s.wake
