@@ -74,7 +74,7 @@ type supervisor struct {
 	metrics  *metrics
 	notified atomic.Bool // READY=1 sent to systemd
 
-	installMu     sync.Mutex // one install (reload or discovery change) at a time
+	installMu     sync.Mutex     // one install (reload or discovery change) at a time
 	bg            sync.WaitGroup // goroutines that use the region: sweep, watches, scrapers
 	discMu        sync.Mutex     // guards watches, scrapers and bgStopped
 	bgStopped     bool
