@@ -47,7 +47,9 @@ func (r *running) stop() {
 }
 
 // writeSluiceConfig is sluice doing the work the nginx+Lua peer does: one
-// worker pinned to its core, the usage log to a file.
+// worker pinned to its core, the usage log to a file, and per-key limits
+// high enough never to refuse (the peer counts per key in a shared dict;
+// sluice runs its shared-memory limiter and concurrency count).
 func writeSluiceConfig(dir string) string {
 	sum := sha256.Sum256([]byte(benchKey))
 	cfg := fmt.Sprintf(`listen: %s
@@ -59,6 +61,8 @@ keys:
   - name: bench
     sha256: %s
     models: ["*"]
+    requests_per_minute: 1000000000
+    max_concurrent: 1000000
 models:
   - name: bench
     backends:
