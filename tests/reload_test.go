@@ -152,10 +152,7 @@ func freeAddr(t *testing.T) string {
 // with the message. A valid one: `sluice reload` exits 0.
 func TestInvalidReloadKeepsServing(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 1})
-	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
-	cfg := baseConfig(be.URL(), "off", "pid_file: "+pidFile)
-	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
-	g := startGateway(t, cfg)
+	g, cfg, _ := controllableGateway(t, func(extra string) string { return baseConfig(be.URL(), "off", extra) })
 
 	broken := strings.Replace(cfg, "slots: 64", "slots: lots", 1)
 	os.WriteFile(g.Config, []byte(broken), 0o600)

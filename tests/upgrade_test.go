@@ -41,6 +41,31 @@ func adoptSupervisor(t *testing.T, pid int) {
 	})
 }
 
+// controllableGateway starts a gateway that `sluice reload` and `sluice
+// upgrade` can find: a pid_file and a fixed admin address. cfgOf renders
+// the configuration given the extra top-level YAML.
+func controllableGateway(t *testing.T, cfgOf func(extra string) string) (g *gateway, cfg, pidFile string) {
+	t.Helper()
+	pidFile = filepath.Join(t.TempDir(), "sluice.pid")
+	cfg = strings.Replace(cfgOf("pid_file: "+pidFile), "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
+	g = startGateway(t, cfg)
+	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	return g, cfg, pidFile
+}
+
+// successor returns the pid the pid file names after a hand-over, makes
+// sure that supervisor is stopped when the test ends, and fails if it is
+// still the old one.
+func successor(t *testing.T, pidFile string, oldPID int) int {
+	t.Helper()
+	pid := readPID(t, pidFile)
+	adoptSupervisor(t, pid)
+	if pid == oldPID {
+		t.Fatalf("the pid file still names the old supervisor %d", oldPID)
+	}
+	return pid
+}
+
 func readPID(t *testing.T, path string) int {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -59,12 +84,10 @@ func readPID(t *testing.T, path string) int {
 // stays limited).
 func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 4})
-	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
-	cfg := limitedConfig(be.URL(), "off", 2, "requests_per_minute: 3", "pid_file: "+pidFile)
-	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
-	g := startGateway(t, cfg)
+	g, _, pidFile := controllableGateway(t, func(extra string) string {
+		return limitedConfig(be.URL(), "off", 2, "requests_per_minute: 3", extra)
+	})
 	oldPID := g.cmd.Process.Pid
-	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
 	if codes, _, _ := burst(t, g, 5, keyLimited, chatBody("m", false, "x")); codes[200] != 3 || codes[429] != 2 {
 		t.Fatalf("burst before the upgrade: %v", codes)
 	}
@@ -77,11 +100,7 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "upgraded") {
 		t.Fatalf("sluice upgrade: %v\n%s", err, out)
 	}
-	newPID := readPID(t, pidFile)
-	adoptSupervisor(t, newPID)
-	if newPID == oldPID {
-		t.Fatalf("the pid file still names the old supervisor %d", oldPID)
-	}
+	newPID := successor(t, pidFile, oldPID)
 	// The old workers drain the open streams; let them finish.
 	be.Release("upgrade")
 	awaitStreamsDone(t, streams)
@@ -107,11 +126,7 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 // A new binary that fails to start leaves the old supervisor serving.
 func TestFailedUpgradeKeepsServing(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 1})
-	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
-	cfg := baseConfig(be.URL(), "off", "pid_file: "+pidFile)
-	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
-	g := startGateway(t, cfg)
-	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	g, cfg, pidFile := controllableGateway(t, func(extra string) string { return baseConfig(be.URL(), "off", extra) })
 	// The new supervisor reads the file at start: make it unusable (the
 	// running one validated it long ago) and signal directly.
 	os.WriteFile(g.Config, []byte("listen: [broken"), 0o600)
@@ -144,12 +159,8 @@ func TestFailedUpgradeKeepsServing(t *testing.T) {
 // stream completes, and the new supervisor runs the new worker count.
 func TestReloadReplacesWorkers(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 3})
-	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
-	cfg := baseConfig(be.URL(), "off", "pid_file: "+pidFile)
-	cfg = strings.Replace(cfg, "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
-	g := startGateway(t, cfg)
+	g, cfg, pidFile := controllableGateway(t, func(extra string) string { return baseConfig(be.URL(), "off", extra) })
 	oldPID := g.cmd.Process.Pid
-	await(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
 	stream := openStream(t, g, keyAll, "replace", chatBody("m", true, "s"))
 	if stream.StatusCode != 200 {
 		t.Fatal(stream.Status)
@@ -159,11 +170,7 @@ func TestReloadReplacesWorkers(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "reloaded by new workers") {
 		t.Fatalf("sluice reload with a new worker count: %v %s", err, out)
 	}
-	newPID := readPID(t, pidFile)
-	adoptSupervisor(t, newPID)
-	if newPID == oldPID {
-		t.Fatal("no new supervisor")
-	}
+	newPID := successor(t, pidFile, oldPID)
 	await(t, "3 new workers", func() bool { return len(childPIDs(newPID)) == 3 })
 	be.Release("replace")
 	awaitStreamsDone(t, []*http.Response{stream})
