@@ -146,6 +146,9 @@ func (c *Config) validate() Problems {
 	if c.GoMaxProcs < 1 {
 		add("gomaxprocs", "must be at least 1")
 	}
+	if c.GOGC < 10 || c.GOGC > 1000 {
+		add("gogc", "must be between 10 and 1000, got %d", c.GOGC)
+	}
 	if len(c.Keys) == 0 {
 		add("keys", "at least one key is required")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
@@ -48,6 +49,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 		return fmt.Errorf("usage_log: %w", err)
 	}
 	g.maxBody.Store(int64(cfg.MaxBody))
+	debug.SetGCPercent(cfg.GOGC)
 	g.routes.Store(rt)
 	g.stopHealth()
 	g.stopHealth = stopHealth

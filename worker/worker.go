@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,7 @@ func Run(ctx context.Context, o Options) error {
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
 	g.maxBody.Store(int64(cfg.MaxBody))
+	debug.SetGCPercent(cfg.GOGC)
 	g.bodyBytes, g.genCell, g.fleet = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
 	if g.bodyBytes == nil || g.genCell == nil || g.fleet == nil {
 		return fmt.Errorf("shared region lacks the cells %s, %s and %s", shm.BodyBytesCell, shm.GenerationCell, shm.FleetCell)

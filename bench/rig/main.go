@@ -45,9 +45,11 @@ var (
 	scen     = flag.String("scenarios", "a,b,c,d,e,g", "scenarios to run")
 	proxies  = flag.String("proxies", "direct,sluice,nginx,nginx-lua", "proxies to measure")
 	streams  = flag.Int("streams", 2000, "scenario c: open streams")
-	outDir   = flag.String("out", "bench/results", "where results go")
-	reportMD = flag.String("report", "docs/benchmarks.md", "markdown report to write")
-	from     = flag.String("from", "", "only rewrite the report from this results file")
+	// Measured side by side by running the rig twice (see docs/benchmarks-gogc.md).
+	sluiceGOGC = flag.Int("sluice-gogc", 100, "sluice's gogc setting")
+	outDir     = flag.String("out", "bench/results", "where results go")
+	reportMD   = flag.String("report", "docs/benchmarks.md", "markdown report to write")
+	from       = flag.String("from", "", "only rewrite the report from this results file")
 )
 
 func main() {

@@ -56,6 +56,7 @@ func writeSluiceConfig(dir string) string {
 admin: %s
 workers: 1
 pin_cpus: true
+gogc: %d
 usage_log: %s
 keys:
   - name: bench
@@ -68,7 +69,7 @@ models:
     backends:
       - url: http://%s
         slots: 100000
-`, proxyAddr, adminAddr, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+`, proxyAddr, adminAddr, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path
