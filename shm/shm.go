@@ -345,6 +345,10 @@ type Cell struct {
 	region *Region
 }
 
+// Same reports whether c and o are the same cell of the region (Lookup
+// returns a new *Cell each time, so pointers do not say).
+func (c *Cell) Same(o *Cell) bool { return o != nil && &c.w[0] == &o.w[0] }
+
 // Name is the cell's name (its first NameDisplayMax bytes).
 func (c *Cell) Name() string {
 	n := min(int(c.w[cNameLen]), NameDisplayMax)

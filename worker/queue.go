@@ -65,7 +65,7 @@ func (q *queues) forModel(name string, cell *shm.Cell) *localQueue {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	lq := q.byName[name]
-	if lq == nil || lq.cell != cell {
+	if lq == nil || !lq.cell.Same(cell) {
 		lq = &localQueue{q: q, cell: cell}
 		q.byName[name] = lq
 	}

@@ -137,3 +137,26 @@ func TestCandidatesSkipUnhealthy(t *testing.T) {
 		t.Fatalf("candidates with every backend down: %d", len(c))
 	}
 }
+
+// A reload compiles a new table over the same cells: a model that stays
+// keeps its local queue, so requests waiting in it are still served.
+func TestReloadKeepsLocalQueue(t *testing.T) {
+	cfg := &config.Config{Models: []config.Model{{Name: "m", Backends: []config.Backend{{URL: "http://h:1", Slots: 1}}}}}
+	r, err := privateRegion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	q := newQueues(0, r, nil)
+	before, err := compileRoutes(cfg, r, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := compileRoutes(cfg, r, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.models["m"].queue != after.models["m"].queue {
+		t.Fatal("a reload replaced the local queue of a model that stayed: its waiters would never be served")
+	}
+}
