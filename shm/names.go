@@ -51,17 +51,12 @@ func ConfigCellNames(c *config.Config) []string {
 const FleetCell = "stats/fleet"
 
 // AllocConfig allocates every cell the configuration names, and the stats
-// cells (the supervisor's job), and returns how many it found already
-// allocated.
-func AllocConfig(r *Region, c *config.Config) (existing int, err error) {
+// cells (the supervisor's job); names already allocated keep their cells.
+func AllocConfig(r *Region, c *config.Config) error {
 	for _, name := range append([]string{BodyBytesCell, GenerationCell, FleetCell}, ConfigCellNames(c)...) {
-		before := r.Used()
 		if _, err := r.Alloc(name); err != nil {
-			return existing, fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
-		}
-		if r.Used() == before {
-			existing++
+			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
 		}
 	}
-	return existing, nil
+	return nil
 }

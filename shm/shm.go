@@ -218,8 +218,8 @@ func (r *Region) Columns() int { return r.cols }
 // Used is the number of cells allocated.
 func (r *Region) Used() int { return int(atomic.LoadInt64(&r.words[hUsed])) }
 
-// Generation is a counter the supervisor bumps on every configuration it
-// applies (see BumpGeneration).
+// Generation is the generation of the configuration running now (see
+// SetGeneration).
 func (r *Region) Generation() int64 { return atomic.LoadInt64(&r.words[hGeneration]) }
 
 // SetGeneration records the generation of the configuration running now,
@@ -312,7 +312,7 @@ func (r *Region) home(lo int64) int { return int(uint64(lo) % uint64(r.cells)) }
 
 func (r *Region) cell(i int) *Cell {
 	base := r.cellBase(i)
-	return &Cell{w: r.words[base : base+r.cw], cols: r.cols, region: r}
+	return &Cell{w: r.words[base : base+r.cw], cols: r.cols}
 }
 
 // Cells calls fn with every allocated cell and its (display) name.
@@ -340,9 +340,8 @@ func (r *Region) ReleaseColumn(col int) (released int64) {
 // Cell is one named cell: scalar fields shared by all workers, and per
 // worker a held count and a mark.
 type Cell struct {
-	w      []int64
-	cols   int
-	region *Region
+	w    []int64
+	cols int
 }
 
 // Same reports whether c and o are the same cell of the region (Lookup
@@ -438,6 +437,28 @@ func (c *Cell) GCRA(i int, now, cost, window int64) (bool, int64) {
 			return true, next
 		}
 	}
+}
+
+// StaleLoad is how old a backend's reported load may be and still count.
+const StaleLoad = 2 * time.Second
+
+// SetReportedLoad records a backend's own view of its load, read at now
+// (region clock): requests running plus waiting, and KV-cache usage (0–1).
+func (c *Cell) SetReportedLoad(load int64, kv float64, now int64) {
+	atomic.StoreInt64(&c.w[cScalars+BackendLoad], load)
+	atomic.StoreInt64(&c.w[cScalars+BackendKV], int64(kv*1e6))
+	atomic.StoreInt64(&c.w[cScalars+BackendLoadAt], now)
+}
+
+// ReportedLoad is the backend's own view of its load as SetReportedLoad
+// recorded it, KV-cache usage in millionths; fresh is false when none was
+// recorded in the last StaleLoad.
+func (c *Cell) ReportedLoad(now int64) (load, kvMillionths int64, fresh bool) {
+	at := atomic.LoadInt64(&c.w[cScalars+BackendLoadAt])
+	if at == 0 || now-at >= int64(StaleLoad) {
+		return 0, 0, false
+	}
+	return atomic.LoadInt64(&c.w[cScalars+BackendLoad]), atomic.LoadInt64(&c.w[cScalars+BackendKV]), true
 }
 
 // Settle corrects a limiter after the fact by delta nanoseconds (negative:

@@ -188,10 +188,6 @@ func (s *supervisor) awaitDiscovery() {
 	}
 }
 
-// staleLoad is when a backend's own load figure stops counting (the
-// workers then go by the fleet's own in-flight counts alone).
-const staleLoad = 2 * time.Second
-
 // scraper reads one backend's /metrics.
 type scraper struct {
 	interval time.Duration
@@ -206,7 +202,7 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		return
 	}
 	want := map[string]time.Duration{}
-	urls := map[string][2]string{}
+	urls := map[string]string{}
 	for _, m := range eff.Models {
 		if m.LoadInterval == nil || *m.LoadInterval <= 0 {
 			continue
@@ -214,7 +210,7 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		for _, b := range m.Backends {
 			name := shm.BackendCell(m.Name, b.URL)
 			want[name] = time.Duration(*m.LoadInterval)
-			urls[name] = [2]string{m.Name, b.URL}
+			urls[name] = b.URL
 		}
 	}
 	for name, sc := range s.scrapers {
@@ -230,7 +226,7 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.scrapers[name] = &scraper{interval: d, cancel: cancel}
 		s.bg.Add(1)
-		go func() { defer s.bg.Done(); s.scrape(ctx, name, urls[name][1], d) }()
+		go func() { defer s.bg.Done(); s.scrape(ctx, name, urls[name], d) }()
 	}
 }
 
@@ -245,9 +241,7 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 			// Looked up each time: the cell is freed once a reload removed
 			// the backend, and this must never write into another's.
 			if c := s.region.Lookup(cellName); c != nil && ctx.Err() == nil {
-				atomic.StoreInt64(c.Scalar(shm.BackendLoad), load)
-				atomic.StoreInt64(c.Scalar(shm.BackendKV), int64(kv*1e6))
-				atomic.StoreInt64(c.Scalar(shm.BackendLoadAt), s.region.Now())
+				c.SetReportedLoad(load, kv, s.region.Now())
 			}
 		}
 		select {

@@ -111,9 +111,9 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 			if cell := r.Lookup(shm.BackendCell(m.Name, b.URL)); cell != nil {
 				gauge(descBackendInflight, float64(cell.Total()), m.Name, b.URL)
 				gauge(descBackendSlots, float64(b.Slots), m.Name, b.URL)
-				if at := atomic.LoadInt64(cell.Scalar(shm.BackendLoadAt)); at > 0 && r.Now()-at < int64(staleLoad) {
-					gauge(descBackendLoad, float64(atomic.LoadInt64(cell.Scalar(shm.BackendLoad))), m.Name, b.URL)
-					gauge(descBackendKV, float64(atomic.LoadInt64(cell.Scalar(shm.BackendKV)))/1e6, m.Name, b.URL)
+				if load, kv, fresh := cell.ReportedLoad(r.Now()); fresh {
+					gauge(descBackendLoad, float64(load), m.Name, b.URL)
+					gauge(descBackendKV, float64(kv)/1e6, m.Name, b.URL)
 				}
 			}
 		}

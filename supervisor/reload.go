@@ -93,7 +93,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	s.cfgMu.Lock()
 	eff := static.WithDiscovered(s.disc)
 	s.cfgMu.Unlock()
-	if _, err := shm.AllocConfig(s.region, eff); err != nil {
+	if err := shm.AllocConfig(s.region, eff); err != nil {
 		return fmt.Errorf("%w (cells of removed names are freed once nothing uses them; retry shortly)", err)
 	}
 	s.cfgMu.Lock()
@@ -202,19 +202,22 @@ func (sl *slot) signal(sig unix.Signal) {
 	}
 }
 
-// status serves GET /status: what `sluice reload` reads to learn how its
-// reload went.
+// Status is the admin listener's GET /status: what `sluice reload` and
+// `sluice upgrade` read to learn how their signal was taken.
+type Status struct {
+	PID              int    `json:"pid"`
+	Config           string `json:"config"`
+	Generation       int64  `json:"generation"`
+	Reloads          int64  `json:"reloads"`
+	LastReloadError  string `json:"last_reload_error"`
+	Upgrades         int64  `json:"upgrades"`
+	LastUpgradeError string `json:"last_upgrade_error"`
+}
+
+// status serves GET /status.
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
 	s.cfgMu.Lock()
-	st := struct {
-		PID              int    `json:"pid"`
-		Config           string `json:"config"`
-		Generation       int64  `json:"generation"`
-		Reloads          int64  `json:"reloads"`
-		LastReloadError  string `json:"last_reload_error"`
-		Upgrades         int64  `json:"upgrades"`
-		LastUpgradeError string `json:"last_upgrade_error"`
-	}{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr, s.upgrades.Load(), s.lastUpgradeErr}
+	st := Status{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr, s.upgrades.Load(), s.lastUpgradeErr}
 	s.cfgMu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st) //nolint:errcheck

@@ -53,7 +53,7 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
 		s.retired.Replace(all, shm.ConfigCellNames(cfg), gen)
 	}
-	if _, err := shm.AllocConfig(region, cfg); err != nil {
+	if err := shm.AllocConfig(region, cfg); err != nil {
 		region.Close()
 		return nil, 0, 0, err
 	}

@@ -81,9 +81,6 @@ type backendRoute struct {
 	carried      bool         // health state carried over from the table a reload replaced
 }
 
-// staleLoad is how old a backend's own load figure may be to count.
-const staleLoad = int64(2 * time.Second)
-
 // load is the backend's slots in use: the larger of the fleet's own count
 // (this gateway's requests in flight, all workers) and the backend's own
 // count of requests running and waiting, read from its /metrics by the
@@ -92,9 +89,9 @@ const staleLoad = int64(2 * time.Second)
 // KV cache above kv_saturation.
 func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
 	used = b.cell.Total()
-	if at := atomic.LoadInt64(b.cell.Scalar(shm.BackendLoadAt)); at > 0 && regionNow-at < staleLoad {
-		used = max(used, atomic.LoadInt64(b.cell.Scalar(shm.BackendLoad)))
-		full = atomic.LoadInt64(b.cell.Scalar(shm.BackendKV)) > b.kvSaturation
+	if load, kv, fresh := b.cell.ReportedLoad(regionNow); fresh {
+		used = max(used, load)
+		full = kv > b.kvSaturation
 	}
 	return used, full || used >= b.slots
 }

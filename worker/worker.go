@@ -223,7 +223,7 @@ func privateRegion(cfg *config.Config) (*shm.Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := shm.AllocConfig(r, cfg); err != nil {
+	if err := shm.AllocConfig(r, cfg); err != nil {
 		r.Close()
 		return nil, err
 	}

@@ -12,21 +12,12 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/supervisor"
 )
 
 // signalWait bounds how long `sluice reload` and `sluice upgrade` wait for
 // the supervisor to report the outcome.
 const signalWait = 90 * time.Second
-
-// status is the supervisor's GET /status.
-type status struct {
-	PID              int    `json:"pid"`
-	Generation       int64  `json:"generation"`
-	Reloads          int64  `json:"reloads"`
-	LastReloadError  string `json:"last_reload_error"`
-	Upgrades         int64  `json:"upgrades"`
-	LastUpgradeError string `json:"last_upgrade_error"`
-}
 
 // signalSupervisor is `sluice reload` and `sluice upgrade`: it validates
 // FILE, sends SIGHUP (reload) or SIGUSR2 (upgrade) to the supervisor named
@@ -104,8 +95,8 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 	return fail("no answer from pid %d within %v", pid, signalWait)
 }
 
-func getStatus(url string) (status, error) {
-	var st status
+func getStatus(url string) (supervisor.Status, error) {
+	var st supervisor.Status
 	c := &http.Client{Timeout: 5 * time.Second}
 	res, err := c.Get(url)
 	if err != nil {
