@@ -123,21 +123,22 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	return a, nil
 }
 
-// release gives back the concurrency place and settles the token
-// reservation against the tokens really used, when the backend reported
-// them (else the reservation stands: it is the safe guess).
+// release settles the token reservation against the tokens really used,
+// when the backend reported them (else the reservation stands: it is the
+// safe guess), then gives back the concurrency place — in that order, so
+// that a key seen with nothing in flight has nothing left to settle.
 func (a *admission) release(usedTokens int64, reported bool) {
 	if a == nil {
 		return
-	}
-	if a.concurrent {
-		a.key.cell.Release(a.col)
-		a.concurrent = false
 	}
 	if a.tokens > 0 && reported {
 		perToken := max(minute/a.tpm, 1)
 		a.key.cell.Settle(shm.TokenTAT, (usedTokens-a.tokens)*perToken)
 		a.tokens = 0
+	}
+	if a.concurrent {
+		a.key.cell.Release(a.col)
+		a.concurrent = false
 	}
 }
 
