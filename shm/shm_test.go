@@ -62,7 +62,7 @@ func child(work string) int {
 	return 0
 }
 
-// startChildren runs n children doing work, column i each, and returns
+// runChildren runs n children doing work, column i each, and returns
 // their trimmed outputs.
 func runChildren(t *testing.T, r *Region, n int, work string) []string {
 	t.Helper()

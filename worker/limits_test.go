@@ -50,7 +50,7 @@ func TestAdmitHeadersAndGiveBack(t *testing.T) {
 	var remaining []string
 	for i := 0; i < 3; i++ {
 		c := &app.RequestContext{}
-		a, err := g.admit(c, key, m, scan)
+		_, err := g.admit(c, key, m, scan)
 		if err != nil {
 			if i < 2 {
 				t.Fatalf("request %d refused: %v", i, err)
@@ -64,7 +64,6 @@ func TestAdmitHeadersAndGiveBack(t *testing.T) {
 			}
 			break
 		}
-		_ = a
 		remaining = append(remaining, string(c.Response.Header.Peek("x-ratelimit-remaining-requests")))
 	}
 	if len(remaining) != 2 || remaining[0] != "2" || remaining[1] != "1" {
