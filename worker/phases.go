@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/sse"
+	"github.com/sluice-gw/sluice/worker/upstream"
 )
 
 // This file is a proxied request's life, top to bottom, in the order its
@@ -58,7 +59,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 
 	// 2. body
 	maxBody := g.maxBody.Load()
-	body, aerr := readBody(c, maxBody)
+	body, pooled, aerr := readBody(c, maxBody)
 	if aerr == errBodyTooLarge {
 		rec.status, rec.errCode = aerr.status, aerr.code
 		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
@@ -72,7 +73,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	rec.bytesIn = int64(len(body))
 	// The body is kept for retries until the response starts flowing to the
 	// client; held counts it in the shared gauge for as long as it is kept.
-	held := g.holdBody(len(body))
+	held := g.holdBody(len(body), pooled)
 	defer held.release()
 
 	// 3. scan
@@ -120,7 +121,9 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
 	// the client, which sees exactly what it asked for.
-	body, rec.usageInjected = reqscan.Rewrite(body, &scan, m.upstreamModel)
+	// The edits are pieces between the body's own bytes: nothing is copied.
+	pieces, injected := reqscan.RewritePieces(body, &scan, m.upstreamModel)
+	rec.usageInjected = injected
 
 	// 7. backend
 	var stack, rotated [16]*backendRoute
@@ -171,7 +174,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 			ft = startFirstTokenTimer(m.firstToken, acancel)
 		}
 		var err error
-		res, err = g.sendUpstream(actx, c, m, b, body)
+		res, err = g.sendUpstream(actx, c, b, pieces)
 		if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
 			prefix, err = readFirst(res.Body)
 			if !ft.arrived() {
@@ -228,7 +231,7 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	defer res.Body.Close()
 	// From here the response flows to the client and no retry can need the
 	// request body: let it go (for a stream, minutes before the end).
-	body = nil
+	body, pieces = nil, nil
 	held.release()
 
 	// 10. respond
@@ -364,32 +367,36 @@ var errBodyTooLarge = errInvalid(http.StatusRequestEntityTooLarge, "request_too_
 // without reading it: a declared Content-Length over the cap is refused
 // before a byte of the body is read, a chunked body as soon as it passes
 // the cap (errBodyTooLarge; the caller closes the connection).
-func readBody(c *app.RequestContext, max int64) ([]byte, *apiError) {
+//
+// A body with a declared length is read into a pooled buffer (pooled; give
+// it back with putBody once nothing uses the body).
+func readBody(c *app.RequestContext, max int64) (body []byte, pooled *[]byte, _ *apiError) {
 	declared := int64(c.Request.Header.ContentLength())
 	if declared > max {
-		return nil, errBodyTooLarge
+		return nil, nil, errBodyTooLarge
 	}
 	if !c.Request.IsBodyStream() {
-		return c.Request.Body(), nil
+		return c.Request.Body(), nil, nil
 	}
 	r := c.Request.BodyStream()
 	if declared >= 0 {
-		body := make([]byte, declared)
+		body, pooled = getBody(int(declared))
 		if _, err := io.ReadFull(r, body); err != nil {
-			return nil, errIncompleteBody()
+			putBody(pooled)
+			return nil, nil, errIncompleteBody()
 		}
-		return body, nil
+		return body, pooled, nil
 	}
 	// Chunked: grow as it arrives, never past max+1.
 	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, errIncompleteBody()
+		return nil, nil, errIncompleteBody()
 	}
 	if n > max {
-		return nil, errBodyTooLarge
+		return nil, nil, errBodyTooLarge
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), nil, nil
 }
 
 func errIncompleteBody() *apiError {
@@ -411,95 +418,46 @@ func scanBody(body []byte) (reqscan.Request, *apiError) {
 }
 
 // sendUpstream sends the request to backend b and returns once the
-// response headers have arrived.
-func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, m *modelRoute, b *backendRoute, body []byte) (*http.Response, error) {
-	held := &heldBody{b: body}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+string(c.Request.RequestURI()), &sentBody{b: body})
-	if err != nil {
-		return nil, err
-	}
-	req.ContentLength = int64(len(body))
-	// net/http may resend the body on a fresh connection when a reused one
-	// turns out dead before anything was sent. Only until the headers are
-	// back: after that, held lets go (see sentBody).
-	req.GetBody = held.reader
-	copyRequestHeaders(req.Header, c)
+// response headers have arrived. body is sent as it is, in its pieces.
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body [][]byte) (*http.Response, error) {
+	hdr := headerPool.Get().(*[]byte)
+	defer headerPool.Put(hdr)
+	h := appendRequestHeaders((*hdr)[:0], c)
 	if b.authHeader != "" {
-		req.Header.Set("Authorization", b.authHeader)
+		h = append(append(append(h, "Authorization: "...), b.authHeader...), "\r\n"...)
 	}
-	res, err := m.client.Do(req)
-	held.release()
-	return res, err
+	*hdr = h
+	return b.pool.Do(ctx, &upstream.Request{Method: http.MethodPost, Target: string(c.Request.RequestURI()), Header: h, Body: body})
 }
+
+// headerPool holds the buffers the forwarded header lines are built in.
+var headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // bodyHold counts a request body the handler keeps, in this worker's
-// column of the shared body-bytes gauge, until release.
+// column of the shared body-bytes gauge, until release, which also gives
+// its buffer back to the pool.
 type bodyHold struct {
-	cell *shm.Cell
-	col  int
-	n    int64
+	cell   *shm.Cell
+	col    int
+	n      int64
+	pooled *[]byte
 }
 
-func (g *gateway) holdBody(n int) *bodyHold {
-	h := &bodyHold{cell: g.bodyBytes, col: g.col, n: int64(n)}
+func (g *gateway) holdBody(n int, pooled *[]byte) *bodyHold {
+	h := &bodyHold{cell: g.bodyBytes, col: g.col, n: int64(n), pooled: pooled}
 	h.cell.Add(h.col, h.n)
 	return h
 }
 
-// release uncounts the body; once is enough, more is harmless.
+// release uncounts the body and gives its buffer back; once is enough,
+// more is harmless. Nothing may use the body afterwards.
 func (h *bodyHold) release() {
 	if h.n != 0 {
 		h.cell.Add(h.col, -h.n)
 		h.n = 0
 	}
-}
-
-// sentBody is the request body as net/http reads it. net/http keeps the
-// request, and so its Body, until the response has been read to its end —
-// for a stream, minutes — so sentBody drops the bytes as soon as they have
-// all been read: holding every open stream's prompt is what made gateways
-// in front of vLLM cost hundreds of KiB per open stream.
-type sentBody struct {
-	b   []byte
-	off int
-}
-
-func (s *sentBody) Read(p []byte) (int, error) {
-	if s.off >= len(s.b) {
-		s.b, s.off = nil, 0
-		return 0, io.EOF
-	}
-	n := copy(p, s.b[s.off:])
-	s.off += n
-	return n, nil
-}
-
-func (s *sentBody) Close() error {
-	s.b, s.off = nil, 0
-	return nil
-}
-
-// heldBody serves GetBody until release.
-type heldBody struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-var errBodyReleased = errors.New("request body already released")
-
-func (h *heldBody) reader() (io.ReadCloser, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.b == nil {
-		return nil, errBodyReleased
-	}
-	return &sentBody{b: h.b}, nil
-}
-
-func (h *heldBody) release() {
-	h.mu.Lock()
-	h.b = nil
-	h.mu.Unlock()
+	putBody(h.pooled)
+	h.pooled = nil
 }
 
 // streamBufPool holds the buffers SSE is relayed through. 8 KiB holds many

@@ -77,12 +77,15 @@ func (g *gateway) publishGenerations(ctx context.Context) {
 		case <-tick.C:
 		}
 		g.applyMu.Lock()
-		oldest := g.routes.Load().gen
+		current := g.routes.Load()
+		oldest := current.gen
 		kept := g.retired[:0]
 		for _, rt := range g.retired {
 			if rt.refs.Load() > 0 || time.Since(rt.retiredAt) < retireGrace {
 				kept = append(kept, rt)
 				oldest = min(oldest, rt.gen)
+			} else {
+				rt.closePools(current)
 			}
 		}
 		clear(g.retired[len(kept):])

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/affinity"
 	"github.com/sluice-gw/sluice/worker/reqscan"
+	"github.com/sluice-gw/sluice/worker/upstream"
 )
 
 // routeTable is the immutable, compiled form of one configuration: what a
@@ -54,7 +54,7 @@ type modelRoute struct {
 	retries        int           // further attempts before the first byte
 	healthPath     string
 	healthInterval time.Duration
-	client         *http.Client // keep-alive pool, with the model's connect timeout
+	connect        time.Duration // connect timeout of its backends' pools
 	streamIdle     time.Duration
 	total          time.Duration
 	firstToken     time.Duration // 0: off
@@ -68,9 +68,10 @@ type modelRoute struct {
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
-	url        string    // base URL without trailing slash
-	authHeader string    // "Bearer …" from api_key_env, or empty
-	cell       *shm.Cell // slots in use, counted across all workers
+	url        string         // base URL without trailing slash
+	pool       *upstream.Pool // keep-alive connections; carried over reloads with the URL
+	authHeader string         // "Bearer …" from api_key_env, or empty
+	cell       *shm.Cell      // slots in use, counted across all workers
 	slots      int64
 	// kvSaturation, in millionths: above it the backend takes nothing new.
 	kvSaturation int64
@@ -99,6 +100,7 @@ func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
 // carryHealth copies, for every backend that the old table also had (same
 // model, same URL), its health state: a reload must not take a healthy
 // backend out of rotation until its next check, nor put an ejected one back.
+// Its keep-alive pool is carried too (when the connect timeout is the same).
 func (t *routeTable) carryHealth(old *routeTable) {
 	if old == nil {
 		return
@@ -115,7 +117,29 @@ func (t *routeTable) carryHealth(old *routeTable) {
 					b.ejectedUntil.Store(ob.ejectedUntil.Load())
 					b.failures.Store(ob.failures.Load())
 					b.carried = true
+					if m.connect == om.connect {
+						b.pool.Close()
+						b.pool = ob.pool
+					}
 				}
+			}
+		}
+	}
+}
+
+// closePools closes the pools of t's backends that the current table does
+// not use: t was retired and no request runs on it any more.
+func (t *routeTable) closePools(current *routeTable) {
+	kept := map[*upstream.Pool]bool{}
+	for _, m := range current.order {
+		for _, b := range m.backends {
+			kept[b.pool] = true
+		}
+	}
+	for _, m := range t.order {
+		for _, b := range m.backends {
+			if !kept[b.pool] {
+				b.pool.Close()
 			}
 		}
 	}
@@ -159,7 +183,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 		if connect == 0 { // a config built in code, not decoded
 			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
 		}
-		mr.client, mr.streamIdle, mr.total = newUpstreamClient(connect), idle, total
+		mr.connect, mr.streamIdle, mr.total = connect, idle, total
 		mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
 		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
 		mr.queueMax, mr.queueTimeout, mr.defaultMaxTokens = int64(config.DefaultQueueMax), config.DefaultQueueTimeout, m.DefaultMaxTokens
@@ -180,6 +204,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
 				kvSaturation: int64(mr.kvSaturation * 1e6)}
+			br.pool = newPool(br.url, connect)
 			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)

@@ -1,36 +1,23 @@
 package worker
 
 import (
-	"net"
+	"bytes"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/worker/upstream"
 )
 
-// newUpstreamClient returns the keep-alive pool used to reach backends.
-// net/http is used for the upstream leg because its requests are cancelled
-// by their context at any point (hertz's client checks the context only
-// before sending: a client that went away would hold the backend until it
-// answered). The benchmark rig decides whether something leaner wins.
-func newUpstreamClient(connectTimeout time.Duration) *http.Client {
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy: nil, // never send backend traffic through HTTP_PROXY
-			DialContext: (&net.Dialer{
-				Timeout:   connectTimeout,
-				KeepAlive: 30 * time.Second,
-			}).DialContext,
-			MaxIdleConns:        0, // no global cap; per-host below
-			MaxIdleConnsPerHost: 1024,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true, // pass the client's Accept-Encoding through untouched
-			ForceAttemptHTTP2:   false,
-		},
-		// Backends do not redirect; never follow one with a client's body.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// newPool returns the keep-alive pool of one backend (worker/upstream: the
+// request goes out in one writev and is read by the handler's goroutine).
+func newPool(url string, connect time.Duration) *upstream.Pool {
+	p, err := upstream.New(url, upstream.Options{ConnectTimeout: connect})
+	if err != nil { // config validated the URL: http(s)://host:port
+		panic(err)
 	}
+	return p
 }
 
 // hopByHop are the connection-specific header fields of RFC 9110 §7.6.1
@@ -58,42 +45,50 @@ var neverForward = map[string]bool{
 	"Cookie":        true,
 }
 
-// copyRequestHeaders copies the client's headers that may travel upstream.
-func copyRequestHeaders(dst http.Header, c *app.RequestContext) {
-	connTokens := connectionTokens(string(c.Request.Header.Peek("Connection")))
+// appendRequestHeaders appends, as header lines, the client's headers that
+// may travel upstream. hertz hands the names over in canonical form
+// ("Content-Type"), which is how the maps above spell them; a lookup with
+// string(k) does not allocate.
+func appendRequestHeaders(b []byte, c *app.RequestContext) []byte {
+	conn := c.Request.Header.Peek("Connection")
 	c.Request.Header.VisitAll(func(k, v []byte) {
-		name := http.CanonicalHeaderKey(string(k))
-		if hopByHop[name] || neverForward[name] || connTokens[name] {
+		if hopByHop[string(k)] || neverForward[string(k)] || listsToken(conn, k) {
 			return
 		}
-		dst[name] = append(dst[name], string(v))
+		b = append(b, k...)
+		b = append(b, ": "...)
+		b = append(b, v...)
+		b = append(b, "\r\n"...)
 	})
+	return b
+}
+
+// listsToken reports whether a Connection header value names the header
+// name (those are hop-by-hop too, RFC 9110 §7.6.1).
+func listsToken(conn, name []byte) bool {
+	for len(conn) > 0 {
+		tok := conn
+		if i := bytes.IndexByte(conn, ','); i >= 0 {
+			tok, conn = conn[:i], conn[i+1:]
+		} else {
+			conn = nil
+		}
+		if bytes.EqualFold(bytes.TrimSpace(tok), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // copyResponseHeaders copies the backend's response headers to the client.
 func copyResponseHeaders(c *app.RequestContext, src http.Header) {
-	connTokens := connectionTokens(src.Get("Connection"))
+	conn := []byte(src.Get("Connection"))
 	for name, vs := range src {
-		if hopByHop[name] || connTokens[name] || name == "Set-Cookie" {
+		if hopByHop[name] || name == "Set-Cookie" || (len(conn) > 0 && listsToken(conn, []byte(name))) {
 			continue
 		}
 		for _, v := range vs {
 			c.Response.Header.Add(name, v)
 		}
 	}
-}
-
-// connectionTokens returns the header names listed in a Connection header,
-// which are hop-by-hop too (RFC 9110 §7.6.1).
-func connectionTokens(v string) map[string]bool {
-	if v == "" {
-		return nil
-	}
-	m := map[string]bool{}
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			m[http.CanonicalHeaderKey(f)] = true
-		}
-	}
-	return m
 }

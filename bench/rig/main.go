@@ -50,7 +50,14 @@ var (
 	outDir     = flag.String("out", "bench/results", "where results go")
 	reportMD   = flag.String("report", "docs/benchmarks.md", "markdown report to write")
 	from       = flag.String("from", "", "only rewrite the report from this results file")
+	profileDir = flag.String("profile", "", "write pprof profiles of sluice's worker (CPU over each run, heap under load) here")
 )
+
+// pprofAddr is where sluice's worker serves pprof when -profile is set.
+const pprofAddr = "127.0.0.1:28100"
+
+// current is the scenario and variant being run, for profile file names.
+var current struct{ scenario, variant string }
 
 func main() {
 	flag.Parse()
@@ -84,6 +91,7 @@ func main() {
 			fatalf("unknown scenario %q", s)
 		}
 		log.Printf("scenario %s: %s", s, sc.title)
+		current.scenario = s
 		for _, m := range sc.run() {
 			m.Scenario = s
 			b, _ := json.Marshal(m)
@@ -237,8 +245,14 @@ func runDriver(proxy string, pid int, url string, args ...string) Measurement {
 			}
 		}
 	}()
+	var profiled sync.WaitGroup
+	if proxy == "sluice" && *profileDir != "" {
+		profiled.Add(1)
+		go func() { defer profiled.Done(); captureProfiles() }()
+	}
 	line, _ := bufio.NewReader(stdout).ReadBytes('\n')
 	cmd.Wait()
+	profiled.Wait()
 	close(stopSampling)
 	m.RSSLoadKiB = <-sampled
 	wall := time.Since(t0).Seconds()

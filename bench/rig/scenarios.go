@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -65,6 +66,7 @@ var scenarios = map[string]scenario{
 func eachProxy(variant string, measure func(r *running) Measurement) []Measurement {
 	var out []Measurement
 	for _, name := range strings.Split(*proxies, ",") {
+		current.variant = variant
 		r := startProxy(name)
 		warm(r)
 		for i := 0; i < *runs; i++ {
@@ -107,6 +109,9 @@ func startProxyNoWait(name string) *running {
 	r.dir = dir
 	switch name {
 	case "sluice":
+		if *profileDir != "" {
+			os.Setenv("SLUICE_PPROF_ADDR", pprofAddr) // inherited by its workers
+		}
 		r.cmd = startBackground(name, proxyCPU, filepath.Join(binDir, "sluice"), "serve", "-c", writeSluiceConfig(dir))
 	case "nginx", "nginx-lua":
 		installPeers()

@@ -144,6 +144,7 @@ func runWorker(args []string) error {
 		return err
 	}
 	log := newLogger("proc", "worker", "slot", *slot, "pid", os.Getpid())
+	servePprof(*slot, log)
 
 	cfgPipe := os.NewFile(supervisor.WorkerConfigFD, "config")
 	frame, err := hotreload.ReadConfig(bufio.NewReader(cfgPipe))

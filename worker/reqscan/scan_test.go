@@ -1,6 +1,7 @@
 package reqscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -128,6 +129,15 @@ func TestRewrite(t *testing.T) {
 		got, injected := Rewrite([]byte(tc.in), &r, tc.model)
 		if string(got) != tc.want || injected != (r.Stream && !r.IncludeUsage) {
 			t.Errorf("Rewrite(%s, %q) = %s, %v; want %s", tc.in, tc.model, got, injected, tc.want)
+		}
+		// The pieces are the body's own bytes (not a copy) around the edits.
+		body := []byte(tc.in)
+		pieces, _ := RewritePieces(body, &r, tc.model)
+		if joined := string(bytes.Join(pieces, nil)); joined != tc.want {
+			t.Errorf("RewritePieces(%s, %q) joined = %s; want %s", tc.in, tc.model, joined, tc.want)
+		}
+		if len(pieces[0]) > 0 && &pieces[0][0] != &body[0] {
+			t.Errorf("RewritePieces(%s) copied the body", tc.in)
 		}
 	}
 }

@@ -1,0 +1,373 @@
+// Package upstream is the gateway's HTTP/1.1 client for its backends: a
+// keep-alive pool per backend, and a request sent and its response read by
+// the goroutine that asked for it.
+//
+// net/http's Transport, used before, runs two goroutines per connection
+// and hands every request and response between them over channels, and it
+// writes a request's head and body in separate write(2)s (a 100 KB body in
+// 32 KiB pieces). Measured in the benchmark rig (docs/benchmarks.md), those
+// were 20–25% of the gateway's CPU per request, and the two goroutines and
+// their buffers a large part of the memory of an open stream. Here a request
+// is one writev(2) of its head and body pieces, the response is parsed by
+// net/http's own http.ReadResponse (status line, headers, chunked and
+// Content-Length bodies: the parsing stays the well-tested library's), and
+// an open stream costs one connection and one 4 KiB read buffer.
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options tune a Pool; zero values take the defaults.
+type Options struct {
+	ConnectTimeout time.Duration // dialing (and a TLS handshake); default 2s
+	MaxIdle        int           // idle connections kept; default 1024
+	IdleTimeout    time.Duration // an idle connection is closed after this; default 90s
+}
+
+// Pool sends requests to one backend over keep-alive connections. It is
+// safe for concurrent use.
+type Pool struct {
+	addr        string      // host:port dialed
+	host        string      // Host header
+	tls         *tls.Config // nil: plain HTTP
+	dialer      net.Dialer
+	maxIdle     int
+	idleTimeout time.Duration
+
+	mu     sync.Mutex
+	idle   []*conn // most recently used last
+	closed bool
+}
+
+// New returns the pool for a backend at baseURL (http or https://host[:port]).
+func New(baseURL string, o Options) (*Pool, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 2 * time.Second
+	}
+	if o.MaxIdle <= 0 {
+		o.MaxIdle = 1024
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 90 * time.Second
+	}
+	p := &Pool{host: u.Host, maxIdle: o.MaxIdle, idleTimeout: o.IdleTimeout,
+		dialer: net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}}
+	port := u.Port()
+	switch u.Scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+		p.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+	default:
+		return nil, fmt.Errorf("upstream %q: scheme must be http or https", baseURL)
+	}
+	p.addr = net.JoinHostPort(u.Hostname(), port)
+	return p, nil
+}
+
+// Request is what Do sends. Header holds the header lines ("Name: value\r\n")
+// to forward, without Host, Content-Length and hop-by-hop fields: Do writes
+// Host and, when there is a body, Content-Length.
+type Request struct {
+	Method string
+	Target string   // the request-target: path and query
+	Header []byte   // header lines, each ending in \r\n
+	Body   [][]byte // the body, in pieces sent back to back (not copied)
+}
+
+// maxHeaderBytes bounds a response's status line and headers, as
+// net/http's Transport does (10 MB there; a backend's are a few hundred bytes).
+const maxHeaderBytes = 1 << 20
+
+// ErrHeaderTooLarge: the backend's response headers passed maxHeaderBytes.
+var ErrHeaderTooLarge = errors.New("upstream response headers larger than 1 MiB")
+
+// Do sends req and returns when the response headers have arrived. The
+// response body reads from the connection; closing it gives the connection
+// back to the pool when the body was read to its end, and closes it
+// otherwise. Cancelling ctx ends the request at any point, also while the
+// body is being read: the connection is closed, and the backend sees it.
+//
+// A kept connection the backend closed while it sat idle (vLLM's server
+// closes them after 5 s) fails before a byte of the answer arrives; the
+// request is then sent once more on another connection, as net/http does.
+func (p *Pool) Do(ctx context.Context, req *Request) (*http.Response, error) {
+	for {
+		c, reused, err := p.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		before := c.meter.n
+		res, err := p.roundTrip(ctx, c, req)
+		if err == nil {
+			return res, nil
+		}
+		c.nc.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
+		if reused && c.meter.n == before && closedByPeer(err) {
+			continue // nothing came back: the backend never saw it
+		}
+		return nil, err
+	}
+}
+
+// roundTrip writes req on c and reads the response head.
+func (p *Pool) roundTrip(ctx context.Context, c *conn, req *Request) (*http.Response, error) {
+	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) }) //nolint:errcheck
+	head := headPool.Get().(*[]byte)
+	bufs := make(net.Buffers, 0, 1+len(req.Body))
+	*head = appendHead((*head)[:0], req, p.host)
+	bufs = append(append(bufs, *head), req.Body...)
+	_, err := bufs.WriteTo(c.nc) // one writev(2)
+	headPool.Put(head)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	c.meter.limit = c.meter.n + maxHeaderBytes
+	res, err := http.ReadResponse(c.br, nil)
+	for err == nil && res.StatusCode >= 100 && res.StatusCode < 200 {
+		res, err = http.ReadResponse(c.br, nil) // 1xx: informational, the answer follows
+	}
+	c.meter.limit = 0
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	res.Body = &body{rc: res.Body, pool: p, c: c, stop: stop, close: res.Close}
+	return res, nil
+}
+
+// headPool holds the buffers request heads are written into.
+var headPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// appendHead appends the request line and headers of req.
+func appendHead(b []byte, req *Request, host string) []byte {
+	b = append(b, req.Method...)
+	b = append(b, ' ')
+	b = append(b, req.Target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	if req.Body != nil || req.Method == http.MethodPost || req.Method == http.MethodPut {
+		n := 0
+		for _, piece := range req.Body {
+			n += len(piece)
+		}
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, req.Header...)
+	return append(b, "\r\n"...)
+}
+
+// conn is one connection to the backend.
+type conn struct {
+	nc     net.Conn
+	meter  meter
+	br     *bufio.Reader
+	idleAt time.Time
+}
+
+// meter counts the bytes read from a connection (to know whether anything
+// came back) and caps them while a response head is read.
+type meter struct {
+	nc    net.Conn
+	n     int64
+	limit int64 // 0: none
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	if m.limit > 0 {
+		if m.n >= m.limit {
+			return 0, ErrHeaderTooLarge
+		}
+		p = p[:min(int64(len(p)), m.limit-m.n)]
+	}
+	n, err := m.nc.Read(p)
+	m.n += int64(n)
+	return n, err
+}
+
+// aLongTimeAgo, as a deadline, makes blocked reads and writes return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// checkAfter: a connection idle longer than this is checked before reuse
+// (one recv(2) that peeks); one in constant use is not.
+const checkAfter = time.Second
+
+// get returns an idle connection (reused) or a new one.
+func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
+	now := time.Now()
+	for {
+		p.mu.Lock()
+		if len(p.idle) == 0 {
+			p.mu.Unlock()
+			break
+		}
+		c = p.idle[len(p.idle)-1]
+		p.idle[len(p.idle)-1] = nil
+		p.idle = p.idle[:len(p.idle)-1]
+		p.mu.Unlock()
+		idle := now.Sub(c.idleAt)
+		if idle > p.idleTimeout || (idle > checkAfter && !alive(c.nc)) {
+			c.nc.Close()
+			continue
+		}
+		return c, true, nil
+	}
+	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, false, err
+	}
+	if p.tls != nil {
+		tc := tls.Client(nc, p.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, false, err
+		}
+		nc = tc
+	}
+	c = &conn{nc: nc}
+	c.meter.nc = nc
+	c.br = bufio.NewReaderSize(&c.meter, 4<<10)
+	return c, false, nil
+}
+
+// put returns a connection whose response was read to its end, and closes
+// those idle past the timeout at the other end of the stack.
+func (p *Pool) put(c *conn) {
+	c.idleAt = time.Now()
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= p.maxIdle {
+		p.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	p.idle = append(p.idle, c)
+	var expired []*conn
+	for len(p.idle) > 1 && c.idleAt.Sub(p.idle[0].idleAt) > p.idleTimeout {
+		expired = append(expired, p.idle[0])
+		p.idle[0] = nil
+		p.idle = p.idle[1:]
+	}
+	p.mu.Unlock()
+	for _, e := range expired {
+		e.nc.Close()
+	}
+}
+
+// Idle returns the number of idle connections kept.
+func (p *Pool) Idle() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// Close closes the idle connections, and every connection in use as it is
+// given back: for a backend that left the configuration.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}
+
+// alive reports whether an idle connection is still open and silent: one
+// non-blocking recv(2) that peeks (EOF: the backend closed it; bytes: it
+// sent something unasked, and the connection cannot be trusted).
+func alive(nc net.Conn) bool {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok = false
+	var buf [1]byte
+	rerr := rc.Read(func(fd uintptr) bool {
+		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		ok = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+		return true // never wait
+	})
+	return rerr == nil && ok
+}
+
+// closedByPeer reports errors of a connection the other end had closed.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// body is a response body that gives its connection back when done.
+type body struct {
+	rc     io.ReadCloser // http.ReadResponse's body: chunked or Content-Length framing
+	pool   *Pool
+	c      *conn
+	stop   func() bool // unregisters the cancellation; false once it ran
+	close  bool        // the backend said Connection: close
+	eof    bool
+	closed bool
+}
+
+// errBodyClosed is returned by Read after Close.
+var errBodyClosed = errors.New("upstream: read on a closed response body")
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, errBodyClosed
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// Close ends the response. A body read to its end, on a connection the
+// backend keeps open, with nothing after it, goes back to the pool; any
+// other is closed (never drained: an abandoned stream could run for minutes).
+func (b *body) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.stop() && b.eof && !b.close && b.c.br.Buffered() == 0 {
+		b.pool.put(b.c)
+		return nil
+	}
+	return b.c.nc.Close()
+}
