@@ -59,6 +59,12 @@ type Config struct {
 	// UsageLog is where the one-line-per-request usage log goes: "stdout",
 	// "off" or a file path (opened for append).
 	UsageLog string `yaml:"usage_log"`
+	// UsageLogFlush, when above zero, collects usage lines in a buffer
+	// (64 KiB for a file, 4 KiB — what a pipe writes whole — for stdout)
+	// written when full and at least this often; 0 (default) writes each
+	// line as the request ends. Buffered lines are written on a reload,
+	// SIGUSR1 and any stop, and lost only if the worker is killed.
+	UsageLogFlush Duration `yaml:"usage_log_flush"`
 	// PidFile is where the supervisor writes its pid (for `sluice reload`
 	// and `sluice upgrade`); empty: none.
 	PidFile string `yaml:"pid_file"`

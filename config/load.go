@@ -263,6 +263,9 @@ func (c *Config) validate() Problems {
 			}
 		}
 	}
+	if c.UsageLogFlush < 0 {
+		add("usage_log_flush", "must be 0 (a write per line) or more, got %s", time.Duration(c.UsageLogFlush))
+	}
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {

@@ -70,6 +70,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		g.fail(c, rec, aerr)
 		return
 	}
+	if c.Request.IsBodyStream() {
+		// The body is in a buffer of ours: hertz's, holding the first bytes
+		// it read ahead, goes back to its pool now rather than when the
+		// request ends (for a stream, minutes from now).
+		c.Request.ResetBody()
+	}
 	rec.bytesIn = int64(len(body))
 	// The body is kept for retries until the response starts flowing to the
 	// client; held counts it in the shared gauge for as long as it is kept.
@@ -168,9 +174,12 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 		rec.attempts++
 		rec.tried = append(rec.tried, b.url)
 		done := func() { g.queues.releaseSlot(m, b) }
-		actx, acancel := context.WithCancelCause(upCtx) // this attempt only
+		// An attempt is ended by closing its response (or by Do's failure);
+		// it needs a context of its own only for the first-token deadline.
+		actx, acancel := upCtx, noCancel
 		var ft *firstTokenTimer
 		if firstTokenArmed {
+			actx, acancel = context.WithCancelCause(upCtx) // this attempt only
 			ft = startFirstTokenTimer(m.firstToken, acancel)
 		}
 		var err error
@@ -266,6 +275,9 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 func isEventStream(res *http.Response) bool {
 	return strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
 }
+
+// noCancel is the cancel of an attempt without a context of its own.
+func noCancel(error) {}
 
 // errFirstToken: a stream's first event did not arrive by first_token_deadline.
 var errFirstToken = errors.New("first token deadline")
@@ -461,8 +473,19 @@ func (h *bodyHold) release() {
 }
 
 // streamBufPool holds the buffers SSE is relayed through. 8 KiB holds many
-// ~330-byte events; a stream holds one only while it is being read.
-var streamBufPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+// ~330-byte events. A stream takes one only when the backend has sent
+// something and gives it back before it waits again: an open stream, idle
+// between events almost all of its life, holds none.
+var streamBufPool = sync.Pool{New: func() any { return new(relayBufs) }}
+
+type relayBufs struct {
+	in  [8 << 10]byte
+	out []byte // the events of one read that go to the client
+}
+
+// dataWaiter is a response body that can wait for the backend's next bytes
+// without a buffer to read them into (upstream's bodies can).
+type dataWaiter interface{ WaitData() error }
 
 // relayStream forwards an SSE body to the client as it arrives: the whole
 // events of every read from the backend are written and flushed at once,
@@ -476,11 +499,14 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	body io.Reader, idle *time.Timer, idleFor time.Duration) {
 	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
 	c.Response.HijackWriter(w)
-	bp := streamBufPool.Get().(*[]byte)
-	defer streamBufPool.Put(bp)
-	buf := *bp
+	waiter, _ := body.(dataWaiter)
+	var bufs *relayBufs
+	defer func() {
+		if bufs != nil {
+			streamBufPool.Put(bufs)
+		}
+	}()
 	var split sse.Splitter
-	var out []byte
 	keep := func(event []byte) {
 		ev := sse.Inspect(event)
 		rec.events++
@@ -496,9 +522,20 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if ev.UsageOnly && rec.usageInjected {
 			return
 		}
-		out = append(out, event...)
+		bufs.out = append(bufs.out, event...)
 	}
 	for {
+		if len(prefix) == 0 && waiter != nil {
+			if bufs != nil { // no buffer held while the stream is idle
+				streamBufPool.Put(bufs)
+				bufs = nil
+			}
+			waiter.WaitData() //nolint:errcheck // Read below returns the same error
+		}
+		if bufs == nil {
+			bufs = streamBufPool.Get().(*relayBufs)
+		}
+		buf := bufs.in[:]
 		var n int
 		var rerr error
 		if len(prefix) > 0 { // bytes read while the first-token deadline ran
@@ -511,9 +548,9 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			if idle != nil {
 				idle.Reset(idleFor)
 			}
-			out = out[:0]
+			bufs.out = bufs.out[:0]
 			split.Feed(buf[:n], keep)
-			if len(out) > 0 {
+			if out := bufs.out; len(out) > 0 {
 				// Write through w, not c.Write: only w reports a client that left.
 				if _, err := w.Write(out); err != nil || w.Flush() != nil {
 					rec.status, rec.errCode = statusClientClosed, "client_closed"

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"io"
 	"os"
 	"strconv"
@@ -48,21 +49,32 @@ type usageRecord struct {
 	handoff         time.Duration // from a slot's release to its hand-over to this request
 }
 
-// usageLog writes exactly one JSON line per request. Lines are appended into
-// one reused buffer and written with a single write(2), so lines from several
-// workers sharing a file (O_APPEND) or a pipe never interleave.
+// usageLog writes exactly one JSON line per request. Each line is built in
+// one reused buffer and written whole with a single write(2), so lines from
+// several workers sharing a file (O_APPEND) or a pipe never interleave.
+// With usage_log_flush, whole lines are collected and written together:
+// at most 64 KiB to a file, 4 KiB (PIPE_BUF, what a pipe writes without
+// interleaving) to stdout.
 type usageLog struct {
-	mu     sync.Mutex
-	dest   string    // usage_log: "stdout", "off" or a path
-	w      io.Writer // nil: usage_log is "off"
-	closer io.Closer
-	worker int
-	buf    []byte
+	mu      sync.Mutex
+	dest    string    // usage_log: "stdout", "off" or a path
+	w       io.Writer // nil: usage_log is "off"
+	closer  io.Closer
+	worker  int
+	buf     []byte        // the line being built
+	pending []byte        // lines not yet written (usage_log_flush > 0)
+	every   time.Duration // usage_log_flush; 0: a write per line
 }
 
+// Buffer sizes of a buffered usage log: what one write(2) may carry whole.
+const (
+	usageFileBuffer = 64 << 10
+	usagePipeBuffer = 4 << 10
+)
+
 // openUsageLog opens the destination named by usage_log.
-func openUsageLog(dest string, worker int) (*usageLog, error) {
-	u := &usageLog{worker: worker, dest: dest, buf: make([]byte, 0, 1024)}
+func openUsageLog(dest string, worker int, flush time.Duration) (*usageLog, error) {
+	u := &usageLog{worker: worker, dest: dest, buf: make([]byte, 0, 1024), every: flush}
 	switch dest {
 	case "off":
 	case "stdout":
@@ -75,6 +87,61 @@ func openUsageLog(dest string, worker int) (*usageLog, error) {
 		u.w, u.closer = f, f
 	}
 	return u, nil
+}
+
+// limit is how many bytes of lines may wait (u.mu held); 0: none.
+func (u *usageLog) limit() int {
+	switch {
+	case u.every <= 0:
+		return 0
+	case u.dest == "stdout":
+		return usagePipeBuffer
+	}
+	return usageFileBuffer
+}
+
+// emit writes one finished line, or queues it (u.mu held).
+func (u *usageLog) emit(line []byte) {
+	limit := u.limit()
+	if len(u.pending)+len(line) > limit {
+		u.flushLocked()
+	}
+	if len(line) > limit {
+		u.w.Write(line) //nolint:errcheck // a full disk must not fail requests
+		return
+	}
+	u.pending = append(u.pending, line...)
+}
+
+func (u *usageLog) flushLocked() {
+	if len(u.pending) > 0 && u.w != nil {
+		u.w.Write(u.pending) //nolint:errcheck // a full disk must not fail requests
+	}
+	u.pending = u.pending[:0]
+}
+
+// runFlusher writes waiting lines every usage_log_flush until ctx ends,
+// then once more.
+func (u *usageLog) runFlusher(ctx context.Context) {
+	for {
+		u.mu.Lock()
+		every := u.every
+		u.mu.Unlock()
+		if every <= 0 {
+			every = time.Second // unbuffered now; look again later (a reload may change it)
+		}
+		select {
+		case <-ctx.Done():
+			u.mu.Lock()
+			u.flushLocked()
+			u.mu.Unlock()
+			return
+		case <-time.After(every):
+		}
+		u.mu.Lock()
+		u.flushLocked()
+		u.mu.Unlock()
+	}
 }
 
 // write appends r as one line.
@@ -172,20 +239,25 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, '"')
 	b = append(b, "}\n"...)
-	u.w.Write(b) //nolint:errcheck // a full disk must not fail requests
+	u.emit(b)
 	u.buf = b
 	u.mu.Unlock()
 }
 
-// retarget points the log at dest, when a reload changed usage_log.
-func (u *usageLog) retarget(dest string) error {
+// retarget points the log at dest and sets its flush interval, when a
+// reload changed usage_log or usage_log_flush.
+func (u *usageLog) retarget(dest string, flush time.Duration) error {
 	u.mu.Lock()
 	same := dest == u.dest
+	if same {
+		u.flushLocked()
+		u.every = flush
+	}
 	u.mu.Unlock()
 	if same {
 		return nil
 	}
-	return u.switchTo(dest)
+	return u.switchTo(dest, flush)
 }
 
 // reopen opens the log file again under its name (SIGUSR1, after logrotate
@@ -193,19 +265,20 @@ func (u *usageLog) retarget(dest string) error {
 // in between — a line is written whole to the old file or to the new one.
 func (u *usageLog) reopen() error {
 	u.mu.Lock()
-	dest := u.dest
+	dest, flush := u.dest, u.every
 	u.mu.Unlock()
-	return u.switchTo(dest)
+	return u.switchTo(dest, flush)
 }
 
-func (u *usageLog) switchTo(dest string) error {
-	n, err := openUsageLog(dest, u.worker)
+func (u *usageLog) switchTo(dest string, flush time.Duration) error {
+	n, err := openUsageLog(dest, u.worker, flush)
 	if err != nil {
 		return err
 	}
 	u.mu.Lock()
+	u.flushLocked() // waiting lines go to the old destination
 	old := u.closer
-	u.dest, u.w, u.closer = dest, n.w, n.closer
+	u.dest, u.w, u.closer, u.every = dest, n.w, n.closer, flush
 	u.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -213,7 +286,11 @@ func (u *usageLog) switchTo(dest string) error {
 	return nil
 }
 
+// close writes waiting lines and closes the file.
 func (u *usageLog) close() {
+	u.mu.Lock()
+	u.flushLocked()
+	u.mu.Unlock()
 	if u.closer != nil {
 		u.closer.Close()
 	}

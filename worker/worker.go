@@ -82,11 +82,14 @@ type gateway struct {
 // requests and streams finish for up to shutdown_timeout, and returns.
 func Run(ctx context.Context, o Options) error {
 	cfg := o.Config
-	usage, err := openUsageLog(cfg.UsageLog, o.Slot)
+	usage, err := openUsageLog(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
 	if err != nil {
 		return fmt.Errorf("usage_log: %w", err)
 	}
 	defer usage.close()
+	fctx, stopFlusher := context.WithCancel(context.Background())
+	defer stopFlusher()
+	go usage.runFlusher(fctx)
 
 	region := o.Region
 	if region == nil {
@@ -158,6 +161,10 @@ func Run(ctx context.Context, o Options) error {
 		server.WithTransport(netpoll.NewTransporter),
 		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
 		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
+		// A request's body buffer goes back to hertz's shared pool when
+		// reset, not kept in its context (see proxy: released as soon as
+		// the body is read).
+		server.WithMaxKeepBodySize(0),
 		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
 		// hertz bounds Shutdown by this as well as by its context: the
 		// context decides (shutdown_timeout, or none for a graceful stop).

@@ -45,6 +45,7 @@ type config struct {
 	tokens     int
 	interval   time.Duration
 	hold       time.Duration
+	ramp       time.Duration
 }
 
 type stats struct {
@@ -87,6 +88,7 @@ func main() {
 	flag.IntVar(&c.tokens, "tokens", 8, "tokens asked of the backend (X-Fake-Tokens)")
 	flag.DurationVar(&c.interval, "interval", 0, "pause between stream events at the backend (X-Fake-Interval-Ms)")
 	flag.DurationVar(&c.hold, "delay", 0, "backend delay before answering (X-Fake-Delay-Ms)")
+	flag.DurationVar(&c.ramp, "ramp", 0, "closed loop: start the connections evenly over this long (0: all at once)")
 	flag.Parse()
 
 	body := makeBody(c)
@@ -104,6 +106,10 @@ func main() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				// Spread the first requests: N clients that all upload a
+				// prompt in the same millisecond measure a burst, not N
+				// open streams.
+				time.Sleep(time.Duration(i) * c.ramp / time.Duration(c.conns))
 				for time.Now().Before(end) {
 					t0 := time.Now()
 					err := do(client, c, body, st)

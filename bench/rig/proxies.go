@@ -47,7 +47,9 @@ func (r *running) stop() {
 }
 
 // writeSluiceConfig is sluice doing the work the nginx+Lua peer does: one
-// worker pinned to its core, the usage log to a file, and per-key limits
+// worker pinned to its core, the usage log to a file written every second
+// or 64 KiB (as both peers write theirs: access_log buffer=64k flush=1s,
+// and the Lua peer's own 64 KiB buffer), and per-key limits
 // high enough never to refuse (the peer counts per key in a shared dict;
 // sluice runs its shared-memory limiter and concurrency count).
 func writeSluiceConfig(dir string) string {
@@ -58,6 +60,7 @@ workers: 1
 pin_cpus: true
 gogc: %d
 usage_log: %s
+usage_log_flush: 1s
 keys:
   - name: bench
     sha256: %s

@@ -30,7 +30,7 @@ var scenarios = map[string]scenario{
 		// Each stream lasts ~2 s; the run keeps N open for the whole duration.
 		return eachProxy(fmt.Sprint(*streams), func(r *running) Measurement {
 			return runDriver(r.name, r.pid(), r.url, "-conns", fmt.Sprint(*streams), "-duration", dur.String(),
-				"-prompt", "100000", "-stream", "-tokens", "100", "-interval", "20ms")
+				"-prompt", "100000", "-stream", "-tokens", "100", "-interval", "20ms", "-ramp", "2s")
 		})
 	}},
 	"d": {"open loop, 300 ms upstream, at 500, 1000 and 2000 req/s", func() []Measurement {

@@ -357,6 +357,18 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// WaitData blocks until the backend has sent more bytes (or the connection
+// failed, or the request was cancelled), without a buffer of the caller's:
+// a relay of a mostly idle stream need not hold one while it waits. A Read
+// after it returns the data, or the same error.
+func (b *body) WaitData() error {
+	if b.closed || b.eof {
+		return nil
+	}
+	_, err := b.c.br.Peek(1)
+	return err
+}
+
 // Close ends the response. A body read to its end, on a connection the
 // backend keeps open, with nothing after it, goes back to the pool; any
 // other is closed (never drained: an abandoned stream could run for minutes).

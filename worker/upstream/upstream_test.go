@@ -318,3 +318,35 @@ func TestAliveSeesAClosedConnection(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestWaitDataBlocksUntilBytesArrive(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, "data: one\n\n")
+	})
+	p := newPool(t, srv.URL)
+	res, err := p.Do(context.Background(), post([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	w := res.Body.(interface{ WaitData() error })
+	waited := make(chan error, 1)
+	go func() { waited <- w.WaitData() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("WaitData returned %v before the backend sent anything", err)
+	case <-time.After(50 * time.Millisecond): // a negative check: it must still be waiting
+	}
+	close(release)
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil || !strings.Contains(string(b), "data: one") {
+		t.Fatalf("after WaitData: %q %v", b, err)
+	}
+}
