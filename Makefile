@@ -4,7 +4,7 @@ BIN     ?= bin/sluice
 # stdjson,gjson: hertz without bytedance/sonic (smaller binary, ~5 MB less RSS per worker).
 TAGS    ?= stdjson,gjson
 
-.PHONY: build run test fuzz vet bench clean
+.PHONY: build run test fuzz vet bench profile clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/sluice
@@ -34,11 +34,17 @@ fuzz:
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its
 # Lua module from Debian (bench/install-peers.sh). Writes docs/benchmarks.md.
-# One scenario: make bench SCENARIOS=a   (a b c d e f g; see bench/rig)
-SCENARIOS ?= a,b,c,d,e,f,g
+# One scenario: make bench SCENARIOS=a   (a b c d e f f2 g; see bench/rig)
+SCENARIOS ?= a,b,c,d,e,f,f2,g
 RUNS      ?= 3
 bench:
 	$(GO) run ./bench/rig -scenarios $(SCENARIOS) -runs $(RUNS)
+
+# pprof profiles of sluice alone in scenarios a, b and c (500 streams), kept
+# in docs/profiles/ (CPU over each run, heap and runtime.MemStats under load).
+profile:
+	$(GO) run ./bench/rig -scenarios a,b,c -streams 500 -proxies sluice -runs 1 \
+		-profile docs/profiles -report /tmp/sluice-profile-report.md
 
 clean:
 	rm -rf bin

@@ -42,9 +42,9 @@ var (
 	repoRoot string
 	runs     = flag.Int("runs", 3, "runs per scenario and proxy (medians reported)")
 	dur      = flag.Duration("duration", 10*time.Second, "length of each run")
-	scen     = flag.String("scenarios", "a,b,c,d,e,g", "scenarios to run")
+	scen     = flag.String("scenarios", "a,b,c,d,e,f,f2,g", "scenarios to run")
 	proxies  = flag.String("proxies", "direct,sluice,nginx,nginx-lua", "proxies to measure")
-	streams  = flag.Int("streams", 2000, "scenario c: open streams")
+	streams  = flag.String("streams", "250,500,1000,2000", "scenario c: open streams, a run for each")
 	// Measured side by side by running the rig twice (see docs/benchmarks-gogc.md).
 	sluiceGOGC = flag.Int("sluice-gogc", 100, "sluice's gogc setting")
 	outDir     = flag.String("out", "bench/results", "where results go")
@@ -207,6 +207,8 @@ type Measurement struct {
 	CPUPerEvt  float64       `json:"cpu_us_per_event,omitempty"`
 	RSSIdleKiB int64         `json:"rss_idle_kib"`
 	RSSLoadKiB int64         `json:"rss_load_kib"`
+	// Scenarios c and f2: streams kept open (RSS per open stream).
+	OpenStreams int `json:"open_streams,omitempty"`
 	// Scenario g only.
 	StartToFirstMs float64 `json:"start_to_first_ms,omitempty"`
 }

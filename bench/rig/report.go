@@ -17,6 +17,7 @@ type row struct {
 	cpuReq, cpuEvt, cpuPct   float64
 	rssIdle, rssLoad         float64
 	rssFresh                 float64 // idle RSS before the first run: what open streams add to
+	perStream                float64 // KiB per open stream (c, f2): (rssLoad − rssFresh) / streams
 	startMs                  float64
 }
 
@@ -55,6 +56,14 @@ func summarize(all []Measurement) []row {
 			rssFresh: float64(ms[0].RSSIdleKiB),
 			startMs:  med(func(m Measurement) float64 { return m.StartToFirstMs }),
 		})
+		r := &rows[len(rows)-1]
+		n := float64(ms[0].OpenStreams)
+		if n == 0 && key.s == "c" { // results written before OpenStreams existed
+			fmt.Sscan(key.v, &n)
+		}
+		if n > 0 && key.p != "direct" {
+			r.perStream = (r.rssLoad - r.rssFresh) / n
+		}
 	}
 	return rows
 }
@@ -81,7 +90,7 @@ func writeReport(all []Measurement, results string) {
 		}
 		byScenario[r.scenario] = append(byScenario[r.scenario], r)
 	}
-	sort.Strings(scenariosSeen)
+	sort.Strings(scenariosSeen) // "f2" sorts between "f" and "g"
 	for _, s := range scenariosSeen {
 		fmt.Fprintf(&b, "\n## %s. %s\n\n", s, scenarios[s].title)
 		rs := byScenario[s]
@@ -92,15 +101,16 @@ func writeReport(all []Measurement, results string) {
 			}
 			continue
 		}
+		open := s == "c" || s == "f2"
 		b.WriteString("| variant | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | × nginx | CPU µs/event | CPU % | RSS idle MiB | RSS load MiB |")
-		if s == "c" {
+		if open {
 			b.WriteString(" KiB per open stream |")
 		}
 		if s == "e" {
 			b.WriteString(" added p50 µs |")
 		}
 		b.WriteString("\n|" + strings.Repeat("---|", 12))
-		if s == "c" || s == "e" {
+		if open || s == "e" {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
@@ -113,11 +123,9 @@ func writeReport(all []Measurement, results string) {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %.2f | %.0f | %.1f | %s | %.2f | %.0f | %.1f | %.1f |",
 				r.variant, r.proxy, r.rps, r.p50, r.p99, r.errors, r.cpuReq, ratio, r.cpuEvt, r.cpuPct, r.rssIdle/1024, r.rssLoad/1024)
-			if s == "c" {
-				var n float64
-				fmt.Sscan(r.variant, &n)
-				if n > 0 && r.proxy != "direct" {
-					fmt.Fprintf(&b, " %.1f |", (r.rssLoad-r.rssFresh)/n)
+			if open {
+				if r.perStream > 0 {
+					fmt.Fprintf(&b, " %.1f |", r.perStream)
 				} else {
 					b.WriteString(" — |")
 				}
@@ -134,7 +142,16 @@ func writeReport(all []Measurement, results string) {
 			b.WriteString("\n")
 		}
 	}
-	os.MkdirAll(filepath.Dir(*reportMD), 0o755)
+	b.WriteString(targets(rows))
+	os.MkdirAll(filepath.Join(filepath.Dir(*reportMD), "img"), 0o755)
+	if plots := writePlots(rows); plots != "" {
+		b.WriteString("\n## Plots\n\n" + plots)
+	}
+	// The account of profiles, changes and what was dropped is written by
+	// people; the report carries it along under the tables it explains.
+	if analysis, err := os.ReadFile(filepath.Join(filepath.Dir(*reportMD), "benchmarks-analysis.md")); err == nil {
+		b.WriteString("\n" + string(analysis))
+	}
 	if err := os.WriteFile(*reportMD, []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "write report:", err)
 	}

@@ -26,12 +26,15 @@ var scenarios = map[string]scenario{
 			return runDriver(r.name, r.pid(), r.url, "-conns", "64", "-duration", dur.String(), "-prompt", "100000", "-stream", "-tokens", "10")
 		})
 	}},
-	"c": {"open streams: N streams of 100 events at 50/s, 100 KB prompts", func() []Measurement {
+	"c": {"open streams: N streams of 100 events at 50/s, 100 KB prompts, started over 2 s", func() []Measurement {
 		// Each stream lasts ~2 s; the run keeps N open for the whole duration.
-		return eachProxy(fmt.Sprint(*streams), func(r *running) Measurement {
-			return runDriver(r.name, r.pid(), r.url, "-conns", fmt.Sprint(*streams), "-duration", dur.String(),
-				"-prompt", "100000", "-stream", "-tokens", "100", "-interval", "20ms", "-ramp", "2s")
-		})
+		var all []Measurement
+		for _, n := range splitInts(*streams) {
+			all = append(all, eachProxy(fmt.Sprint(n), func(r *running) Measurement {
+				return openStreams(r, n, 100_000)
+			})...)
+		}
+		return all
 	}},
 	"d": {"open loop, 300 ms upstream, at 500, 1000 and 2000 req/s", func() []Measurement {
 		var all []Measurement
@@ -58,7 +61,37 @@ var scenarios = map[string]scenario{
 		}
 		return all
 	}},
+	"f2": {"prompt-size sweep: RSS per open stream (500 streams of 100 events at 50/s, started over 2 s)", func() []Measurement {
+		var all []Measurement
+		for _, size := range []int{1_000, 100_000, 400_000, 1_000_000} {
+			all = append(all, eachProxy(fmt.Sprint(size), func(r *running) Measurement {
+				return openStreams(r, 500, size)
+			})...)
+		}
+		return all
+	}},
 	"g": {"idle RSS and time from start to the first served request", startup},
+}
+
+// openStreams keeps n streams open (100 events at 50/s, each ~2 s, the n
+// started evenly over the first 2 s) with prompts of size bytes.
+func openStreams(r *running, n, size int) Measurement {
+	m := runDriver(r.name, r.pid(), r.url, "-conns", fmt.Sprint(n), "-duration", dur.String(),
+		"-prompt", fmt.Sprint(size), "-stream", "-tokens", "100", "-interval", "20ms", "-ramp", "2s")
+	m.OpenStreams = n
+	return m
+}
+
+func splitInts(list string) []int {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n <= 0 {
+			fatalf("%q: not a list of positive numbers", list)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // eachProxy runs measure *runs times against every selected proxy, each

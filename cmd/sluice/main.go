@@ -18,9 +18,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
-	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
@@ -200,30 +198,6 @@ func runWorker(args []string) error {
 	}()
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 
-	// SLUICE_WORKER_CPUPROFILE=PREFIX: each worker writes a CPU profile of
-	// its whole life to PREFIX.<slot> (for the benchmark rig's profiles).
-	if prefix := os.Getenv("SLUICE_WORKER_CPUPROFILE"); prefix != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", prefix, *slot))
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
-	// SLUICE_WORKER_HEAPPROFILE=PREFIX: each worker rewrites a heap profile
-	// at PREFIX.<slot> every 2 s (to see what open streams hold).
-	if prefix := os.Getenv("SLUICE_WORKER_HEAPPROFILE"); prefix != "" {
-		go func() {
-			for range time.Tick(2 * time.Second) {
-				if f, err := os.Create(fmt.Sprintf("%s.%d", prefix, *slot)); err == nil {
-					pprof.WriteHeapProfile(f) //nolint:errcheck
-					f.Close()
-				}
-			}
-		}()
-	}
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
 		Region: region, Column: *column, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,

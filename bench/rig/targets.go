@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// targets checks the figures against the targets of the benchmark issue
+// (docs/benchmarks.md explains them), each a ratio or a bound measured in
+// this run, and returns the markdown table.
+func targets(rows []row) string {
+	find := func(scenario, variant, proxy string) *row {
+		for i := range rows {
+			r := &rows[i]
+			if r.scenario == scenario && r.proxy == proxy && (variant == "*" || r.variant == variant) {
+				return r
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\n## Targets\n\nEach checked against the figures above (medians of this run); ratios are sluice over the peer in the same run.\n\n")
+	b.WriteString("| target | measured | bound | met |\n|---|---|---|---|\n")
+	check := func(name string, v, bound float64, unit string, ok bool) {
+		met := "no"
+		if ok && v <= bound {
+			met = "yes"
+		}
+		if !ok {
+			fmt.Fprintf(&b, "| %s | not measured | %s%s | — |\n", name, trim(bound), unit)
+			return
+		}
+		fmt.Fprintf(&b, "| %s | %s%s | ≤ %s%s | %s |\n", name, trim(v), unit, trim(bound), unit, met)
+	}
+	ratio := func(scenario, variant, peer string, f func(r *row) float64) (float64, bool) {
+		s, p := find(scenario, variant, "sluice"), find(scenario, variant, peer)
+		if s == nil || p == nil || f(p) == 0 {
+			return 0, false
+		}
+		return f(s) / f(p), true
+	}
+	cpuReq := func(r *row) float64 { return r.cpuReq }
+	cpuEvt := func(r *row) float64 { return r.cpuEvt }
+
+	v, ok := ratio("a", "", "nginx", cpuReq)
+	check("a. small body CPU/request vs plain nginx", v, 2.0, "×", ok)
+	v, ok = ratio("a", "", "nginx-lua", cpuReq)
+	check("a. small body CPU/request vs nginx+Lua", v, 0.6, "×", ok)
+	v, ok = ratio("b", "", "nginx", cpuReq)
+	check("b. 100 KB streamed CPU/request vs plain nginx", v, 1.5, "×", ok)
+	for _, n := range strings.Split(*streams, ",") {
+		v, ok = ratio("c", n, "nginx", cpuEvt)
+		check("c. CPU per stream event vs plain nginx, "+n+" streams", v, 1.5, "×", ok)
+	}
+	for _, n := range strings.Split(*streams, ",") {
+		if r := find("c", n, "sluice"); r != nil {
+			check("c. RSS per open stream, 100 KB prompts, "+n+" streams", r.perStream, 48, " KiB", r.perStream > 0)
+		}
+	}
+	s100, s400 := find("f2", "100000", "sluice"), find("f2", "400000", "sluice")
+	if s100 != nil && s400 != nil && s100.perStream > 0 {
+		check("f2. RSS per open stream, 400 KB over 100 KB prompts", s400.perStream/s100.perStream, 1.1, "×", true)
+	}
+	for _, rate := range []string{"500", "1000", "2000"} {
+		s, d := find("d", rate, "sluice"), find("d", rate, "direct")
+		if s == nil || d == nil {
+			continue
+		}
+		check("d. p99 over direct at "+rate+" req/s", s.p99-d.p99, 5, " ms", s.errors == 0)
+		if s.errors > 0 {
+			fmt.Fprintf(&b, "| d. errors at %s req/s | %.0f | 0 | no |\n", rate, s.errors)
+		}
+	}
+	if g := find("g", "*", "sluice"); g != nil {
+		check("g. idle RSS, supervisor + one worker", g.rssIdle/1024, 16, " MiB", true)
+		check("g. start to first served request", g.startMs, 150, " ms", true)
+	}
+	return b.String()
+}
+
+// trim formats v with as few decimals as say it.
+func trim(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
