@@ -47,10 +47,12 @@ var (
 	streams  = flag.String("streams", "250,500,1000,2000", "scenario c: open streams, a run for each")
 	// Measured side by side by running the rig twice (see docs/benchmarks-gogc.md).
 	sluiceGOGC = flag.Int("sluice-gogc", 100, "sluice's gogc setting")
-	outDir     = flag.String("out", "bench/results", "where results go")
-	reportMD   = flag.String("report", "docs/benchmarks.md", "markdown report to write")
-	from       = flag.String("from", "", "only rewrite the report from this results file")
-	profileDir = flag.String("profile", "", "write pprof profiles of sluice's worker (CPU over each run, heap under load) here")
+	// Measured side by side the same way (docs/benchmarks.md).
+	sluiceProcs = flag.Int("sluice-gomaxprocs", 1, "sluice's gomaxprocs setting (its worker stays pinned to one core)")
+	outDir      = flag.String("out", "bench/results", "where results go")
+	reportMD    = flag.String("report", "docs/benchmarks.md", "markdown report to write")
+	from        = flag.String("from", "", "only rewrite the report from this results file")
+	profileDir  = flag.String("profile", "", "write pprof profiles of sluice's worker (CPU over each run, heap under load) here")
 )
 
 // pprofAddr is where sluice's worker serves pprof when -profile is set.

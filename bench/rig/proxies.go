@@ -58,6 +58,7 @@ func writeSluiceConfig(dir string) string {
 admin: %s
 workers: 1
 pin_cpus: true
+gomaxprocs: %d
 gogc: %d
 usage_log: %s
 usage_log_flush: 1s
@@ -72,7 +73,7 @@ models:
     backends:
       - url: http://%s
         slots: 100000
-`, proxyAddr, adminAddr, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+`, proxyAddr, adminAddr, *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path

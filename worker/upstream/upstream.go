@@ -12,6 +12,10 @@
 // net/http's own http.ReadResponse (status line, headers, chunked and
 // Content-Length bodies: the parsing stays the well-tested library's), and
 // an open stream costs one connection and one 4 KiB read buffer.
+//
+// Connections are netpoll's, like the client side's: one event loop
+// (netpoll's epoll) serves both legs of a request, instead of netpoll's for
+// the client and the Go runtime's for the backend, each waking on its own.
 package upstream
 
 import (
@@ -28,6 +32,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cloudwego/netpoll"
 )
 
 // Options tune a Pool; zero values take the defaults.
@@ -43,7 +49,7 @@ type Pool struct {
 	addr        string      // host:port dialed
 	host        string      // Host header
 	tls         *tls.Config // nil: plain HTTP
-	dialer      net.Dialer
+	connect     time.Duration
 	maxIdle     int
 	idleTimeout time.Duration
 
@@ -67,8 +73,7 @@ func New(baseURL string, o Options) (*Pool, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 90 * time.Second
 	}
-	p := &Pool{host: u.Host, maxIdle: o.MaxIdle, idleTimeout: o.IdleTimeout,
-		dialer: net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}}
+	p := &Pool{host: u.Host, maxIdle: o.MaxIdle, idleTimeout: o.IdleTimeout, connect: o.ConnectTimeout}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":
@@ -137,12 +142,10 @@ func (p *Pool) Do(ctx context.Context, req *Request) (*http.Response, error) {
 
 // roundTrip writes req on c and reads the response head.
 func (p *Pool) roundTrip(ctx context.Context, c *conn, req *Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) }) //nolint:errcheck
+	stop := context.AfterFunc(ctx, func() { c.raw.Close() }) // a blocked read or write returns
 	head := headPool.Get().(*[]byte)
-	bufs := make(net.Buffers, 0, 1+len(req.Body))
 	*head = appendHead((*head)[:0], req, p.host)
-	bufs = append(append(bufs, *head), req.Body...)
-	_, err := bufs.WriteTo(c.nc) // one writev(2)
+	err := c.write(*head, req.Body)
 	headPool.Put(head)
 	if err != nil {
 		stop()
@@ -160,6 +163,30 @@ func (p *Pool) roundTrip(ctx context.Context, c *conn, req *Request) (*http.Resp
 	}
 	res.Body = &body{rc: res.Body, pool: p, c: c, stop: stop, close: res.Close}
 	return res, nil
+}
+
+// write sends the request head and body pieces: for plain HTTP, linked
+// into netpoll's output buffer (large pieces without a copy) and sent by one
+// sendmsg(2) with them all.
+func (c *conn) write(head []byte, body [][]byte) error {
+	if c.nc != net.Conn(c.raw) { // TLS
+		bufs := append(net.Buffers{head}, body...)
+		_, err := bufs.WriteTo(c.nc)
+		return err
+	}
+	w := c.raw.Writer()
+	if _, err := w.WriteBinary(head); err != nil {
+		return err
+	}
+	for _, piece := range body {
+		if len(piece) == 0 {
+			continue
+		}
+		if _, err := w.WriteBinary(piece); err != nil {
+			return err
+		}
+	}
+	return w.Flush() // returns once everything is sent: the pieces are free again
 }
 
 // headPool holds the buffers request heads are written into.
@@ -188,7 +215,8 @@ func appendHead(b []byte, req *Request, host string) []byte {
 
 // conn is one connection to the backend.
 type conn struct {
-	nc     net.Conn
+	nc     net.Conn           // raw, or TLS over it
+	raw    netpoll.Connection // the TCP connection
 	meter  meter
 	br     *bufio.Reader
 	idleAt time.Time
@@ -211,15 +239,11 @@ func (m *meter) Read(p []byte) (int, error) {
 	}
 	n, err := m.nc.Read(p)
 	m.n += int64(n)
+	if err != nil && errors.Is(err, netpoll.ErrEOF) {
+		err = io.EOF // what bufio and net/http's body framing expect at the end
+	}
 	return n, err
 }
-
-// aLongTimeAgo, as a deadline, makes blocked reads and writes return at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
-// checkAfter: a connection idle longer than this is checked before reuse
-// (one recv(2) that peeks); one in constant use is not.
-const checkAfter = time.Second
 
 // get returns an idle connection (reused) or a new one.
 func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
@@ -234,17 +258,20 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 		p.idle[len(p.idle)-1] = nil
 		p.idle = p.idle[:len(p.idle)-1]
 		p.mu.Unlock()
-		idle := now.Sub(c.idleAt)
-		if idle > p.idleTimeout || (idle > checkAfter && !alive(c.nc)) {
+		if now.Sub(c.idleAt) > p.idleTimeout || !alive(c.raw) {
 			c.nc.Close()
 			continue
 		}
 		return c, true, nil
 	}
-	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	raw, err := netpoll.DialConnection("tcp", p.addr, p.connect)
 	if err != nil {
 		return nil, false, err
 	}
+	var nc net.Conn = raw
 	if p.tls != nil {
 		tc := tls.Client(nc, p.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -253,7 +280,7 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 		}
 		nc = tc
 	}
-	c = &conn{nc: nc}
+	c = &conn{nc: nc, raw: raw}
 	c.meter.nc = nc
 	c.br = bufio.NewReaderSize(&c.meter, 4<<10)
 	return c, false, nil
@@ -301,34 +328,16 @@ func (p *Pool) Close() {
 	}
 }
 
-// alive reports whether an idle connection is still open and silent: one
-// non-blocking recv(2) that peeks (EOF: the backend closed it; bytes: it
-// sent something unasked, and the connection cannot be trusted).
-func alive(nc net.Conn) bool {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	ok = false
-	var buf [1]byte
-	rerr := rc.Read(func(fd uintptr) bool {
-		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		ok = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-		return true // never wait
-	})
-	return rerr == nil && ok
+// alive reports whether an idle connection is still open and silent
+// (netpoll's poller saw no EOF, and nothing unasked arrived on it: bytes
+// from nowhere mean the connection cannot be trusted).
+func alive(raw netpoll.Connection) bool {
+	return raw.IsActive() && raw.Reader().Len() == 0
 }
 
 // closedByPeer reports errors of a connection the other end had closed.
 func closedByPeer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, netpoll.ErrConnClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 

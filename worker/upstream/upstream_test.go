@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cloudwego/netpoll"
 )
 
 // countingServer is an httptest server that counts the connections it accepted.
@@ -300,7 +302,7 @@ func TestAliveSeesAClosedConnection(t *testing.T) {
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() { c, _ := ln.Accept(); accepted <- c }()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := netpoll.DialConnection("tcp", ln.Addr().String(), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,9 +311,22 @@ func TestAliveSeesAClosedConnection(t *testing.T) {
 	if !alive(c) {
 		t.Fatal("an open, silent connection reported dead")
 	}
-	server.Close()
+	server.Write([]byte("x")) // bytes nobody asked for
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(c) { // the FIN takes a moment to arrive
+	for alive(c) {
+		if time.Now().After(deadline) {
+			t.Fatal("a connection with unasked bytes still reported alive")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c2, err := netpoll.DialConnection("tcp", ln.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	go func() { c, _ := ln.Accept(); accepted <- c }()
+	(<-accepted).Close()
+	for alive(c2) { // the FIN takes a moment to arrive
 		if time.Now().After(deadline) {
 			t.Fatal("a connection closed by its peer still reported alive")
 		}
