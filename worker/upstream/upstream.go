@@ -11,7 +11,7 @@
 // is one writev(2) of its head and body pieces, the response is parsed by
 // net/http's own http.ReadResponse (status line, headers, chunked and
 // Content-Length bodies: the parsing stays the well-tested library's), and
-// an open stream costs one connection and one 4 KiB read buffer.
+// an open stream costs one connection and one 1 KiB read buffer.
 //
 // Connections are netpoll's, like the client side's: one event loop
 // (netpoll's epoll) serves both legs of a request, instead of netpoll's for
@@ -245,6 +245,11 @@ func (m *meter) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// readBufferSize is the bufio.Reader http.ReadResponse needs. netpoll has
+// already read the bytes into memory, so a fill is a copy, not a system
+// call: a small buffer costs little, and an open stream keeps it all along.
+const readBufferSize = 1 << 10
+
 // get returns an idle connection (reused) or a new one.
 func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	now := time.Now()
@@ -282,7 +287,7 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	}
 	c = &conn{nc: nc, raw: raw}
 	c.meter.nc = nc
-	c.br = bufio.NewReaderSize(&c.meter, 4<<10)
+	c.br = bufio.NewReaderSize(&c.meter, readBufferSize)
 	return c, false, nil
 }
 
