@@ -75,8 +75,13 @@ func writeReport(all []Measurement, results string) {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	cpu := cpuModel()
-	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `go run ./bench/rig %s` (what `make bench` runs) on %s.\n\n",
-		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	if *from != "" {
+		fmt.Fprintf(&b, "# Benchmarks\n\nMeasured by `make bench` (bench/rig); this report rewritten from its results by `go run ./bench/rig -from %s` on %s.\n\n",
+			*from, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	} else {
+		fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `go run ./bench/rig %s` (what `make bench` runs) on %s.\n\n",
+			strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	}
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs (%s), %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
 		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", host, runtime.NumCPU(), cpu, runtime.Version(), proxyCPU, loadCPU, *runs, *dur, results)
 	b.WriteString("CPU is user+sys of the proxy's whole process tree (/proc/PID/stat, 10 ms ticks) divided by good responses or stream events; " +

@@ -41,6 +41,7 @@ type Options struct {
 	ConnectTimeout time.Duration // dialing (and a TLS handshake); default 2s
 	MaxIdle        int           // idle connections kept; default 1024
 	IdleTimeout    time.Duration // an idle connection is closed after this; default 90s
+	TLSConfig      *tls.Config   // https: nil verifies against the system's roots
 }
 
 // Pool sends requests to one backend over keep-alive connections. It is
@@ -84,7 +85,14 @@ func New(baseURL string, o Options) (*Pool, error) {
 		if port == "" {
 			port = "443"
 		}
-		p.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+		p.tls = &tls.Config{}
+		if o.TLSConfig != nil {
+			p.tls = o.TLSConfig.Clone()
+		}
+		if p.tls.ServerName == "" {
+			p.tls.ServerName = u.Hostname()
+		}
+		p.tls.NextProtos = []string{"http/1.1"}
 	default:
 		return nil, fmt.Errorf("upstream %q: scheme must be http or https", baseURL)
 	}

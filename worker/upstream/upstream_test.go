@@ -365,3 +365,38 @@ func TestWaitDataBlocksUntilBytesArrive(t *testing.T) {
 		t.Fatalf("after WaitData: %q %v", b, err)
 	}
 }
+
+func TestHTTPSBackend(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\n", body)
+	}))
+	defer srv.Close()
+	p, err := New(srv.URL, Options{TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := 0; i < 2; i++ {
+		res, err := p.Do(context.Background(), post([]byte(`{"n":`), []byte(fmt.Sprint(i)), []byte(`}`)))
+		if err != nil {
+			t.Fatalf("request %d over TLS: %v", i, err)
+		}
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if want := fmt.Sprintf("data: {\"n\":%d}\n\n", i); err != nil || string(got) != want {
+			t.Fatalf("request %d: %q %v; want %q", i, got, err, want)
+		}
+	}
+	if p.Idle() != 1 {
+		t.Errorf("idle TLS connections = %d; want 1 (kept alive)", p.Idle())
+	}
+	if _, err := New(srv.URL, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	strict, _ := New(srv.URL, Options{}) // the system's roots do not know the test certificate
+	if _, err := strict.Do(context.Background(), post([]byte(`{}`))); err == nil {
+		t.Error("a certificate no root vouches for was accepted")
+	}
+}
