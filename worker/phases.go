@@ -484,8 +484,12 @@ type relayBufs struct {
 }
 
 // dataWaiter is a response body that can wait for the backend's next bytes
-// without a buffer to read them into (upstream's bodies can).
-type dataWaiter interface{ WaitData() error }
+// without a buffer to read them into, and tell how many have arrived
+// (upstream's bodies can).
+type dataWaiter interface {
+	WaitData() error
+	Buffered() int
+}
 
 // relayStream forwards an SSE body to the client as it arrives: the whole
 // events of every read from the backend are written and flushed at once,
@@ -543,6 +547,13 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			prefix = prefix[n:]
 		} else {
 			n, rerr = body.Read(buf)
+			// What the backend sent in one burst goes to the client in one
+			// write: read on while its bytes are already here.
+			for rerr == nil && n < len(buf) && waiter != nil && waiter.Buffered() > 0 {
+				var m int
+				m, rerr = body.Read(buf[n:])
+				n += m
+			}
 		}
 		if n > 0 {
 			if idle != nil {

@@ -391,6 +391,17 @@ func (b *body) WaitData() error {
 	return err
 }
 
+// Buffered returns how many bytes of the response have arrived and not been
+// read yet, framing included: while it is above zero a Read finds data
+// without waiting for the backend (unless those bytes end inside a chunk's
+// header line, which backends write whole).
+func (b *body) Buffered() int {
+	if b.closed || b.eof {
+		return 0
+	}
+	return b.c.br.Buffered() + b.c.raw.Reader().Len()
+}
+
 // Close ends the response. A body read to its end, on a connection the
 // backend keeps open, with nothing after it, goes back to the pool; any
 // other is closed (never drained: an abandoned stream could run for minutes).

@@ -400,3 +400,41 @@ func TestHTTPSBackend(t *testing.T) {
 		t.Error("a certificate no root vouches for was accepted")
 	}
 }
+
+func TestBufferedCountsWhatArrived(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\ndata: two\n\n") // one burst
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	p := newPool(t, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := p.Do(ctx, post([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b := res.Body.(interface {
+		WaitData() error
+		Buffered() int
+	})
+	if err := b.WaitData(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Buffered() < len("data: one\n\ndata: two\n\n") { // the burst may land in two reads
+		if time.Now().After(deadline) {
+			t.Fatalf("Buffered() = %d after the burst", b.Buffered())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(res.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Buffered(); n == 0 {
+		t.Error("Buffered() = 0 with most of the burst unread")
+	}
+}
