@@ -3,15 +3,29 @@ package worker
 import "testing"
 
 func TestBodyClasses(t *testing.T) {
-	for _, tc := range []struct{ n, class int }{
-		{1, 0}, {16 << 10, 0}, {16<<10 + 1, 1}, {100_000, 3}, {1 << 20, 6}, {16 << 20, 10}, {16<<20 + 1, -1}, {0, -1},
+	for _, tc := range []struct{ n, class, size int }{
+		{1, 0, 16 << 10}, {16 << 10, 0, 16 << 10},
+		{16<<10 + 1, 1, 20 << 10}, {20 << 10, 1, 20 << 10}, {20<<10 + 1, 2, 24 << 10}, {32 << 10, 4, 32 << 10},
+		{32<<10 + 1, 5, 40 << 10}, {100_000, 11, 112 << 10}, {1 << 20, 24, 1 << 20},
+		{16 << 20, 40, 16 << 20}, {16<<20 + 1, -1, 0}, {0, -1, 0},
 	} {
-		if got := bodyClass(tc.n); got != tc.class {
-			t.Errorf("bodyClass(%d) = %d; want %d", tc.n, got, tc.class)
+		if c, size := bodyClass(tc.n); c != tc.class || size != tc.size {
+			t.Errorf("bodyClass(%d) = %d, %d; want %d, %d", tc.n, c, size, tc.class, tc.size)
+		}
+	}
+	// Every size fits its class, wastes at most a quarter, and a class's size
+	// maps back to the class (putBody relies on it).
+	for n := 1; n <= 16<<20; n += 997 {
+		c, size := bodyClass(n)
+		if size < n || (n > 16<<10 && size-n > n/4) {
+			t.Fatalf("bodyClass(%d): size %d", n, size)
+		}
+		if c2, s2 := bodyClass(size); c2 != c || s2 != size {
+			t.Fatalf("class %d size %d maps back to %d, %d", c, size, c2, s2)
 		}
 	}
 	b, p := getBody(100_000)
-	if len(b) != 100_000 || p == nil || cap(*p) != 128<<10 {
+	if len(b) != 100_000 || p == nil || cap(*p) != 112<<10 {
 		t.Fatalf("getBody(100000): len %d, pooled %v", len(b), p != nil)
 	}
 	putBody(p)

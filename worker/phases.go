@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
-	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
 
 	"github.com/tidwall/gjson"
 
@@ -566,8 +565,7 @@ type dataWaiter interface {
 // SSE error event in OpenAI's shape and a clean end of the chunked body.
 func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
 	body io.Reader, idle *time.Timer, idleFor time.Duration) {
-	w := resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())
-	c.Response.HijackWriter(w)
+	w := newChunkWriter(c)
 	waiter, _ := body.(dataWaiter)
 	var bufs *relayBufs
 	defer func() {

@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
+
+	"github.com/sluice-gw/sluice/worker/directwrite"
 )
 
 // Options tune a Pool; zero values take the defaults.
@@ -150,7 +152,7 @@ func (p *Pool) Do(ctx context.Context, req *Request) (*http.Response, error) {
 
 // roundTrip writes req on c and reads the response head.
 func (p *Pool) roundTrip(ctx context.Context, c *conn, req *Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { c.raw.Close() }) // a blocked read or write returns
+	stop := context.AfterFunc(ctx, c.abort) // a blocked read or write returns
 	head := headPool.Get().(*[]byte)
 	*head = appendHead((*head)[:0], req, p.host)
 	err := c.write(*head, req.Body)
@@ -182,19 +184,24 @@ func (c *conn) write(head []byte, body [][]byte) error {
 		_, err := bufs.WriteTo(c.nc)
 		return err
 	}
-	w := c.raw.Writer()
-	if _, err := w.WriteBinary(head); err != nil {
-		return err
+	// One writev from here (directwrite says why not netpoll's buffer).
+	var arr [8][]byte
+	iov := append(append(arr[:0], head), body...)
+	return directwrite.Send(directwrite.FD(c.raw), c.raw.Writer(), iov) // returns once everything is sent: the pieces are free again
+}
+
+// abort makes whatever waits on c — a blocked write or read — return an
+// error, without closing c: the goroutine using c closes it (Do,
+// body.Close). Closing it here would free its descriptor's number while that
+// goroutine may be about to write to it (directwrite and netpoll's flush
+// both take the number from c), and a connection accepted meanwhile could
+// be given the same number. shutdown(2) wakes both directions and keeps it.
+func (c *conn) abort() {
+	if fd := directwrite.FD(c.raw); fd >= 0 {
+		syscall.Shutdown(fd, syscall.SHUT_RDWR) //nolint:errcheck // the owner's close follows either way
+		return
 	}
-	for _, piece := range body {
-		if len(piece) == 0 {
-			continue
-		}
-		if _, err := w.WriteBinary(piece); err != nil {
-			return err
-		}
-	}
-	return w.Flush() // returns once everything is sent: the pieces are free again
+	c.raw.Close()
 }
 
 // headPool holds the buffers request heads are written into.

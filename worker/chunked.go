@@ -1,0 +1,94 @@
+package worker
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/network"
+	hertznetpoll "github.com/cloudwego/hertz/pkg/network/netpoll"
+	"github.com/cloudwego/hertz/pkg/protocol"
+
+	"github.com/sluice-gw/sluice/worker/directwrite"
+)
+
+// chunkWriter writes a streamed response to the client in HTTP/1.1 chunked
+// encoding, each Write sent at once: the head (with the first chunk), then
+// size line, data and CRLF in one writev from the calling goroutine
+// (directwrite). It replaces hertz's chunked writer, which copies every
+// chunk into netpoll's output buffer and so leaves a 4 KiB slab in it for
+// the rest of the connection's life — memory every open stream paid for.
+// hertz calls Finalize (the last chunk and the trailer) after the handler.
+type chunkWriter struct {
+	r           *protocol.Response
+	w           network.Writer // the connection's buffered writer: what the socket does not take at once
+	fd          int            // the client's socket, -1 if it cannot be written to directly
+	wroteHeader bool
+	finalized   bool
+	err         error
+	size        [20]byte // a chunk's size line
+	iov         [4][]byte
+}
+
+var errChunkedFinished = errors.New("chunked response already finished")
+
+// newChunkWriter makes the writer of c's streamed response and installs it
+// as the response's writer.
+func newChunkWriter(c *app.RequestContext) *chunkWriter {
+	cw := &chunkWriter{r: &c.Response, w: c.GetWriter(), fd: -1}
+	if hc, ok := c.GetConn().(*hertznetpoll.Conn); ok {
+		cw.fd = directwrite.FD(hc.Conn)
+	}
+	c.Response.HijackWriter(cw)
+	return cw
+}
+
+// Write sends p as one chunk (nothing for an empty p: an empty chunk would
+// end the body).
+func (cw *chunkWriter) Write(p []byte) (int, error) {
+	if cw.finalized {
+		return 0, errChunkedFinished
+	}
+	if cw.err != nil || len(p) == 0 {
+		return 0, cw.err
+	}
+	iov := cw.head(cw.iov[:0])
+	size := append(strconv.AppendInt(cw.size[:0], int64(len(p)), 16), '\r', '\n')
+	iov = append(iov, size, p, crlf)
+	if cw.err = directwrite.Send(cw.fd, cw.w, iov); cw.err != nil {
+		return 0, cw.err
+	}
+	return len(p), nil
+}
+
+// Flush reports the first failed write: every Write is already sent.
+func (cw *chunkWriter) Flush() error { return cw.err }
+
+// Finalize ends the body: the zero-length chunk and the trailer.
+func (cw *chunkWriter) Finalize() error {
+	if cw.finalized || cw.err != nil {
+		return cw.err
+	}
+	cw.finalized = true
+	iov := cw.head(cw.iov[:0])
+	iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
+	cw.err = directwrite.Send(cw.fd, cw.w, iov)
+	return cw.err
+}
+
+// head adds the response head to iov the first time.
+func (cw *chunkWriter) head(iov [][]byte) [][]byte {
+	if cw.wroteHeader {
+		return iov
+	}
+	cw.wroteHeader = true
+	cw.r.Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	h := cw.r.Header.Header()
+	cw.r.Header.SetHeaderLength(len(h))
+	return append(iov, h)
+}
+
+var (
+	crlf      = []byte("\r\n")
+	lastChunk = []byte("0\r\n")
+)
