@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
@@ -38,6 +39,54 @@ func TestStreamArrivesEventByEvent(t *testing.T) {
 	// 4 more tokens, the finish event, [DONE]; no usage event was asked for.
 	if len(rest) != 6 || rest[len(rest)-1] != "[DONE]" {
 		t.Fatalf("rest of stream: %d events %q", len(rest), rest)
+	}
+}
+
+// The gateway holds [DONE] only briefly for the end of the body to go out
+// with it: a backend that sends [DONE] and keeps the body open still has
+// its [DONE] reach the client, and the stream then ends when the backend's
+// body does.
+func TestDoneNotHeldForTheEnd(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{Tokens: 3}, "")
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("X-Fake-Hold-End", "end")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	var events []string
+	read := make(chan error, 1)
+	go func() {
+		for len(events) == 0 || events[len(events)-1] != "[DONE]" {
+			ev, err := nextEvent(r)
+			if err != nil {
+				read <- err
+				return
+			}
+			events = append(events, ev)
+		}
+		read <- nil
+	}()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("after %q: %v", events, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("[DONE] did not reach the client while the backend kept its body open")
+	}
+	if n := be.Running(); n != 1 {
+		t.Fatalf("[DONE] arrived, backend requests still running: %d, want 1 (the body not ended yet)", n)
+	}
+	be.Release("end")
+	if rest, err := io.ReadAll(r); err != nil || len(rest) != 0 {
+		t.Fatalf("after [DONE]: %q, %v; want a clean end", rest, err)
+	}
+	if len(events) != 5 { // 3 tokens, the finish event, [DONE]
+		t.Fatalf("events %q", events)
 	}
 }
 

@@ -27,7 +27,7 @@ type chunkWriter struct {
 	finalized   bool
 	err         error
 	size        [20]byte // a chunk's size line
-	iov         [4][]byte
+	iov         [6][]byte
 }
 
 var errChunkedFinished = errors.New("chunked response already finished")
@@ -61,20 +61,29 @@ func (cw *chunkWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush reports the first failed write: every Write is already sent.
-func (cw *chunkWriter) Flush() error { return cw.err }
-
-// Finalize ends the body: the zero-length chunk and the trailer.
-func (cw *chunkWriter) Finalize() error {
+// WriteLast sends p as the last chunk, followed by the end of the body, in
+// one write (Finalize then has nothing left to do).
+func (cw *chunkWriter) WriteLast(p []byte) error {
 	if cw.finalized || cw.err != nil {
 		return cw.err
 	}
 	cw.finalized = true
 	iov := cw.head(cw.iov[:0])
+	if len(p) > 0 {
+		size := append(strconv.AppendInt(cw.size[:0], int64(len(p)), 16), '\r', '\n')
+		iov = append(iov, size, p, crlf)
+	}
 	iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
 	cw.err = directwrite.Send(cw.fd, cw.w, iov)
 	return cw.err
 }
+
+// Flush reports the first failed write: every Write is already sent.
+func (cw *chunkWriter) Flush() error { return cw.err }
+
+// Finalize ends the body (the zero-length chunk and the trailer) unless
+// WriteLast did.
+func (cw *chunkWriter) Finalize() error { return cw.WriteLast(nil) }
 
 // head adds the response head to iov the first time.
 func (cw *chunkWriter) head(iov [][]byte) [][]byte {

@@ -552,14 +552,23 @@ type relayBufs struct {
 // (upstream's bodies can).
 type dataWaiter interface {
 	WaitData() error
+	WaitDataFor(d time.Duration) bool
 	Buffered() int
 }
 
+// doneWait is how long [DONE] is held for the end of the body to go out
+// with it. vLLM ends the body right after [DONE] (a separate write of the
+// last chunk, arriving microseconds later): together they are one write to
+// the client instead of two. A backend that does not end in time gets its
+// [DONE] forwarded anyway.
+const doneWait = 5 * time.Millisecond
+
 // relayStream forwards an SSE body to the client as it arrives: the whole
 // events of every read from the backend are written and flushed at once,
-// never collected. On the way it reads each event for the usage line
-// (tokens, finish reason, time to the first content event) and drops the
-// usage-only event when the gateway, not the client, asked for it.
+// never collected (except [DONE], held up to doneWait for the end of the
+// body). On the way it reads each event for the usage line (tokens, finish
+// reason, time to the first content event) and drops the usage-only event
+// when the gateway, not the client, asked for it.
 //
 // A stream that breaks or times out after its headers went out ends with an
 // SSE error event in OpenAI's shape and a clean end of the chunked body.
@@ -574,6 +583,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		}
 	}()
 	var split sse.Splitter
+	done := false // [DONE] is in bufs.out
 	keep := func(event []byte) {
 		ev := sse.Inspect(event)
 		rec.events++
@@ -589,10 +599,11 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if ev.UsageOnly && rec.usageInjected {
 			return
 		}
+		done = done || ev.Done
 		bufs.out = append(bufs.out, event...)
 	}
 	for {
-		if len(prefix) == 0 && waiter != nil {
+		if !done && len(prefix) == 0 && waiter != nil {
 			if bufs != nil { // no buffer held while the stream is idle
 				streamBufPool.Put(bufs)
 				bufs = nil
@@ -601,6 +612,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		}
 		if bufs == nil {
 			bufs = streamBufPool.Get().(*relayBufs)
+			bufs.out = bufs.out[:0]
 		}
 		buf := bufs.in[:]
 		var n int
@@ -622,24 +634,30 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			if idle != nil {
 				idle.Reset(idleFor)
 			}
-			bufs.out = bufs.out[:0]
 			split.Feed(buf[:n], keep)
-			if out := bufs.out; len(out) > 0 {
-				// Write through w, not c.Write: only w reports a client that left.
-				if _, err := w.Write(out); err != nil || w.Flush() != nil {
-					rec.status, rec.errCode = statusClientClosed, "client_closed"
-					return
-				}
-				rec.bytesOut += int64(len(out))
-			}
 		}
 		if rerr == io.EOF {
-			if rest := split.Rest(); len(rest) > 0 { // an unterminated last event
-				w.Write(rest) //nolint:errcheck // the stream ends here either way
-				w.Flush()     //nolint:errcheck
-				rec.bytesOut += int64(len(rest))
+			// The last events (and an unterminated one) and the end of the
+			// body: one write.
+			out := append(bufs.out, split.Rest()...)
+			if w.WriteLast(out) != nil {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
 			}
+			rec.bytesOut += int64(len(out))
 			return
+		}
+		if rerr == nil && done && len(bufs.out) > 0 && waiter != nil && waiter.WaitDataFor(doneWait) {
+			continue // the end of the body (or more) has arrived: read it first
+		}
+		if out := bufs.out; len(out) > 0 {
+			// Write through w, not c.Write: only w reports a client that left.
+			if _, err := w.Write(out); err != nil || w.Flush() != nil {
+				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				return
+			}
+			rec.bytesOut += int64(len(out))
+			bufs.out, done = bufs.out[:0], false
 		}
 		if rerr != nil {
 			if ctx.Err() != nil {

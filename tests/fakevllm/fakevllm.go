@@ -12,6 +12,7 @@
 //	X-Fake-Delay-Ms: N       pause before the response headers
 //	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
 //	X-Fake-Hold-Headers: NAME  before the response headers, wait for Release(NAME)
+//	X-Fake-Hold-End: NAME    after "data: [DONE]", wait for Release(NAME) before ending the body
 package fakevllm
 
 import (
@@ -225,6 +226,12 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		hold = s.gate(name)
 	}
 	s.answerStream(w, r, chat, id, created, req, tokens, prompt, interval, hold)
+	if name := r.Header.Get("X-Fake-Hold-End"); name != "" {
+		select {
+		case <-s.gate(name):
+		case <-r.Context().Done():
+		}
+	}
 }
 
 func (s *Server) word(i int) string {

@@ -398,6 +398,21 @@ func (b *body) WaitData() error {
 	return err
 }
 
+// WaitDataFor is WaitData bounded by d: false when nothing arrived in time
+// (and at once over TLS, whose reads a timeout may leave broken).
+func (b *body) WaitDataFor(d time.Duration) bool {
+	if b.closed || b.eof || b.Buffered() > 0 {
+		return true
+	}
+	if b.c.nc != net.Conn(b.c.raw) {
+		return false
+	}
+	b.c.raw.SetReadTimeout(d) //nolint:errcheck // netpoll's never fails
+	_, err := b.c.br.Peek(1)  // a timeout is returned once, not kept by bufio
+	b.c.raw.SetReadTimeout(0) //nolint:errcheck
+	return !errors.Is(err, netpoll.ErrReadTimeout)
+}
+
 // Buffered returns how many bytes of the response have arrived and not been
 // read yet, framing included: while it is above zero a Read finds data
 // without waiting for the backend (unless those bytes end inside a chunk's

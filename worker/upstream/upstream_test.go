@@ -366,6 +366,48 @@ func TestWaitDataBlocksUntilBytesArrive(t *testing.T) {
 	}
 }
 
+// WaitDataFor gives up after its bound with nothing lost or broken: the
+// bytes that come later are read as if it had never waited.
+func TestWaitDataForGivesUpCleanly(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, "data: two\n\n")
+	})
+	p := newPool(t, srv.URL)
+	res, err := p.Do(context.Background(), post([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	w := res.Body.(interface {
+		WaitDataFor(time.Duration) bool
+		WaitData() error
+	})
+	if err := w.WaitData(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, err := res.Body.Read(buf)
+	if err != nil || string(buf[:n]) != "data: one\n\n" {
+		t.Fatalf("first event %q %v", buf[:n], err)
+	}
+	if w.WaitDataFor(20 * time.Millisecond) {
+		t.Fatal("WaitDataFor reported data the backend has not sent")
+	}
+	close(release)
+	if !w.WaitDataFor(30 * time.Second) {
+		t.Fatal("WaitDataFor missed the bytes that came")
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil || string(b) != "data: two\n\n" {
+		t.Fatalf("after a timed-out wait: %q %v", b, err)
+	}
+}
+
 func TestHTTPSBackend(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
