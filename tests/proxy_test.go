@@ -48,14 +48,7 @@ func TestStreamArrivesEventByEvent(t *testing.T) {
 // body does.
 func TestDoneNotHeldForTheEnd(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{Tokens: 3}, "")
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "hi")))
-	req.Header.Set("Authorization", "Bearer "+keyAll)
-	req.Header.Set("X-Fake-Hold-End", "end")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res := postStream(t, g, "X-Fake-Hold-End", "end")
 	r := bufio.NewReader(res.Body)
 	var events []string
 	read := make(chan error, 1)
@@ -88,6 +81,21 @@ func TestDoneNotHeldForTheEnd(t *testing.T) {
 	if len(events) != 5 { // 3 tokens, the finish event, [DONE]
 		t.Fatalf("events %q", events)
 	}
+}
+
+// postStream sends a streamed chat completion with one X-Fake-… header for
+// the fake backend; the response is closed at the end of the test.
+func postStream(t *testing.T, g *gateway, header, value string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "x")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set(header, value)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
 }
 
 // A non-streamed answer comes back whole; upstream_model replaces "model"

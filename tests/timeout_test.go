@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -49,14 +48,7 @@ func TestTotalTimeoutAndNoIdleLimitWithoutStreaming(t *testing.T) {
 // event and a clean end of the body, and the usage line says why.
 func TestStreamIdleTimeout(t *testing.T) {
 	g, _ := timeoutGateway(t)
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", true, "x")))
-	req.Header.Set("Authorization", "Bearer "+keyAll)
-	req.Header.Set("X-Fake-Interval-Ms", "3000")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res := postStream(t, g, "X-Fake-Interval-Ms", "3000")
 	events := readEvents(t, bufio.NewReader(res.Body)) // EOF: the chunked body ended cleanly
 	if len(events) != 2 || !strings.Contains(events[0], `"content":"tok"`) || !strings.Contains(events[1], `"code":"upstream_timeout"`) {
 		t.Fatalf("events: %q", events)

@@ -81,20 +81,28 @@ func TestBodyArrivesWholeAndConnectionIsReused(t *testing.T) {
 	}
 }
 
-func TestChunkedStreamArrivesEventByEvent(t *testing.T) {
+// heldStream starts a stream whose backend sends "data: one" at once and
+// then rest once release is closed.
+func heldStream(t *testing.T, rest string) (*Pool, *http.Response, chan struct{}) {
+	t.Helper()
 	release := make(chan struct{})
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: one\n\n")
 		w.(http.Flusher).Flush()
 		<-release
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		fmt.Fprint(w, rest)
 	})
 	p := newPool(t, srv.URL)
 	res, err := p.Do(context.Background(), post([]byte(`{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, res, release
+}
+
+func TestChunkedStreamArrivesEventByEvent(t *testing.T) {
+	p, res, release := heldStream(t, "data: [DONE]\n\n")
 	br := bufio.NewReader(res.Body)
 	line, err := br.ReadString('\n') // arrives while the handler is still blocked
 	if err != nil || line != "data: one\n" {
@@ -369,19 +377,7 @@ func TestWaitDataBlocksUntilBytesArrive(t *testing.T) {
 // WaitDataFor gives up after its bound with nothing lost or broken: the
 // bytes that come later are read as if it had never waited.
 func TestWaitDataForGivesUpCleanly(t *testing.T) {
-	release := make(chan struct{})
-	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: one\n\n")
-		w.(http.Flusher).Flush()
-		<-release
-		fmt.Fprint(w, "data: two\n\n")
-	})
-	p := newPool(t, srv.URL)
-	res, err := p.Do(context.Background(), post([]byte(`{}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res, release := heldStream(t, "data: two\n\n")
 	defer res.Body.Close()
 	w := res.Body.(interface {
 		WaitDataFor(time.Duration) bool
