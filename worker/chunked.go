@@ -52,9 +52,7 @@ func (cw *chunkWriter) Write(p []byte) (int, error) {
 	if cw.err != nil || len(p) == 0 {
 		return 0, cw.err
 	}
-	iov := cw.head(cw.iov[:0])
-	size := append(strconv.AppendInt(cw.size[:0], int64(len(p)), 16), '\r', '\n')
-	iov = append(iov, size, p, crlf)
+	iov := cw.chunk(cw.head(cw.iov[:0]), p)
 	if cw.err = directwrite.Send(cw.fd, cw.w, iov); cw.err != nil {
 		return 0, cw.err
 	}
@@ -70,8 +68,7 @@ func (cw *chunkWriter) WriteLast(p []byte) error {
 	cw.finalized = true
 	iov := cw.head(cw.iov[:0])
 	if len(p) > 0 {
-		size := append(strconv.AppendInt(cw.size[:0], int64(len(p)), 16), '\r', '\n')
-		iov = append(iov, size, p, crlf)
+		iov = cw.chunk(iov, p)
 	}
 	iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
 	cw.err = directwrite.Send(cw.fd, cw.w, iov)
@@ -95,6 +92,12 @@ func (cw *chunkWriter) head(iov [][]byte) [][]byte {
 	h := cw.r.Header.Header()
 	cw.r.Header.SetHeaderLength(len(h))
 	return append(iov, h)
+}
+
+// chunk adds p as one chunk to iov: size line, data, CRLF.
+func (cw *chunkWriter) chunk(iov [][]byte, p []byte) [][]byte {
+	size := append(strconv.AppendInt(cw.size[:0], int64(len(p)), 16), '\r', '\n')
+	return append(iov, size, p, crlf)
 }
 
 var (

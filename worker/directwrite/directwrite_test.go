@@ -56,8 +56,8 @@ func pieces(sizes ...int) ([][]byte, []byte) {
 	return bufs, all
 }
 
-// Everything the socket takes goes straight out, in order, in one call,
-// and nothing goes through the buffered writer.
+// Everything the socket takes goes straight out, in order, and nothing
+// goes through the buffered writer.
 func TestSendDirect(t *testing.T) {
 	fd, peer := socketPair(t, 0)
 	bufs, want := pieces(100, 0, 3000, 7)
