@@ -128,18 +128,25 @@ func fatalf(format string, args ...any) {
 	log.Fatalf(format, args...)
 }
 
-// build compiles sluice (as `make build` does), the fake backend and the driver.
+// build compiles sluice (as `make build` does: static, without cgo), the
+// fake backend and the driver.
 func build() {
-	for _, b := range []struct{ out, pkg, tags string }{
-		{"sluice", "./cmd/sluice", "stdjson,gjson"},
-		{"fakevllm", "./bench/fakevllm", ""},
-		{"driver", "./bench/driver", ""},
+	for _, b := range []struct {
+		out, pkg, tags string
+		static         bool
+	}{
+		{"sluice", "./cmd/sluice", "stdjson,gjson", true},
+		{"fakevllm", "./bench/fakevllm", "", false},
+		{"driver", "./bench/driver", "", false},
 	} {
 		args := []string{"build", "-o", filepath.Join(binDir, b.out)}
 		if b.tags != "" {
 			args = append(args, "-tags", b.tags)
 		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
+		if b.static {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		must(cmd.Run())
 	}
@@ -211,8 +218,11 @@ type Measurement struct {
 	RSSLoadKiB int64         `json:"rss_load_kib"`
 	// Scenarios c and f2: streams kept open (RSS per open stream).
 	OpenStreams int `json:"open_streams,omitempty"`
-	// Scenario g only.
+	// Scenario g only. PSS shares each page among the processes mapping
+	// it: summed RSS counts the pages of the binary and libraries that the
+	// supervisor and its worker share once per process.
 	StartToFirstMs float64 `json:"start_to_first_ms,omitempty"`
+	PSSIdleKiB     int64   `json:"pss_idle_kib,omitempty"`
 }
 
 // runDriver runs the load driver against url and measures the proxy tree

@@ -61,17 +61,25 @@ func cpuSeconds(root int) float64 {
 }
 
 // rssKiB is the summed VmRSS of a process tree, in KiB.
-func rssKiB(root int) int64 {
+func rssKiB(root int) int64 { return sumKiB(root, "status", "VmRSS:") }
+
+// pssKiB is the summed PSS of a process tree, in KiB: each shared page
+// counted once across the processes that map it.
+func pssKiB(root int) int64 { return sumKiB(root, "smaps_rollup", "Pss:") }
+
+// sumKiB adds up one "Field:   N kB" line of /proc/PID/file over a tree.
+func sumKiB(root int, file, field string) int64 {
 	var total int64
 	for _, pid := range tree(root) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 		if err != nil {
 			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if v, ok := strings.CutPrefix(line, field); ok {
 				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 				total += n
+				break
 			}
 		}
 	}

@@ -18,7 +18,8 @@ type row struct {
 	rssIdle, rssLoad         float64
 	rssFresh                 float64 // idle RSS before the first run: what open streams add to
 	perStream                float64 // KiB per open stream (c, f2): (rssLoad − rssFresh) / streams
-	startMs                  float64
+	firstPerStream           float64 // the same from the first run alone, on the fresh process
+	startMs, pssIdle         float64
 }
 
 func summarize(all []Measurement) []row {
@@ -55,6 +56,7 @@ func summarize(all []Measurement) []row {
 			rssLoad:  med(func(m Measurement) float64 { return float64(m.RSSLoadKiB) }),
 			rssFresh: float64(ms[0].RSSIdleKiB),
 			startMs:  med(func(m Measurement) float64 { return m.StartToFirstMs }),
+			pssIdle:  med(func(m Measurement) float64 { return float64(m.PSSIdleKiB) }),
 		})
 		r := &rows[len(rows)-1]
 		n := float64(ms[0].OpenStreams)
@@ -63,6 +65,7 @@ func summarize(all []Measurement) []row {
 		}
 		if n > 0 && key.p != "direct" {
 			r.perStream = (r.rssLoad - r.rssFresh) / n
+			r.firstPerStream = float64(ms[0].RSSLoadKiB-ms[0].RSSIdleKiB) / n
 		}
 	}
 	return rows
@@ -100,22 +103,29 @@ func writeReport(all []Measurement, results string) {
 		fmt.Fprintf(&b, "\n## %s. %s\n\n", s, scenarios[s].title)
 		rs := byScenario[s]
 		if s == "g" {
-			b.WriteString("| proxy | start → first answer | idle RSS, all processes |\n|---|---|---|\n")
+			b.WriteString("| proxy | start → first answer | idle RSS, all processes | idle PSS, all processes |\n|---|---|---|---|\n")
 			for _, r := range rs {
-				fmt.Fprintf(&b, "| %s | %.1f ms | %.1f MiB |\n", r.proxy, r.startMs, r.rssIdle/1024)
+				pss := "—" // results written before PSS was read
+				if r.pssIdle > 0 {
+					pss = fmt.Sprintf("%.1f MiB", r.pssIdle/1024)
+				}
+				fmt.Fprintf(&b, "| %s | %.1f ms | %.1f MiB | %s |\n", r.proxy, r.startMs, r.rssIdle/1024, pss)
 			}
 			continue
 		}
 		open := s == "c" || s == "f2"
 		b.WriteString("| variant | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | × nginx | CPU µs/event | CPU % | RSS idle MiB | RSS load MiB |")
 		if open {
-			b.WriteString(" KiB per open stream |")
+			b.WriteString(" KiB per open stream | first run |")
 		}
 		if s == "e" {
 			b.WriteString(" added p50 µs |")
 		}
 		b.WriteString("\n|" + strings.Repeat("---|", 12))
-		if open || s == "e" {
+		if open {
+			b.WriteString("---|---|")
+		}
+		if s == "e" {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
@@ -130,9 +140,9 @@ func writeReport(all []Measurement, results string) {
 				r.variant, r.proxy, r.rps, r.p50, r.p99, r.errors, r.cpuReq, ratio, r.cpuEvt, r.cpuPct, r.rssIdle/1024, r.rssLoad/1024)
 			if open {
 				if r.perStream > 0 {
-					fmt.Fprintf(&b, " %.1f |", r.perStream)
+					fmt.Fprintf(&b, " %.1f | %.1f |", r.perStream, r.firstPerStream)
 				} else {
-					b.WriteString(" — |")
+					b.WriteString(" — | — |")
 				}
 			}
 			if s == "e" {

@@ -126,8 +126,8 @@ func startup() []Measurement {
 			first := awaitFirstAnswer(r.url)
 			m := Measurement{Proxy: name, Run: i, StartToFirstMs: float64(first.Sub(t0).Microseconds()) / 1000}
 			time.Sleep(time.Second) // idle: let start-up garbage be collected
-			m.RSSIdleKiB = rssKiB(r.pid())
-			log.Printf("  %-9s start→first %.1f ms, idle RSS %d KiB", name, m.StartToFirstMs, m.RSSIdleKiB)
+			m.RSSIdleKiB, m.PSSIdleKiB = rssKiB(r.pid()), pssKiB(r.pid())
+			log.Printf("  %-9s start→first %.1f ms, idle RSS %d KiB, PSS %d KiB", name, m.StartToFirstMs, m.RSSIdleKiB, m.PSSIdleKiB)
 			r.stop()
 			out = append(out, m)
 		}
