@@ -33,6 +33,7 @@ type connTracker struct {
 	mu       sync.Mutex
 	conns    map[*connState]struct{}
 	draining atomic.Bool
+	bursts   *closeBurst // told of every close
 }
 
 type connState struct {
@@ -59,8 +60,8 @@ func (st *connState) idle(now time.Time) bool {
 
 type connStateKey struct{}
 
-func newConnTracker() *connTracker {
-	return &connTracker{conns: map[*connState]struct{}{}}
+func newConnTracker(bursts *closeBurst) *connTracker {
+	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts}
 }
 
 // accept registers a new connection (hertz's OnAccept); the context it
@@ -78,6 +79,7 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 				t.mu.Lock()
 				delete(t.conns, st)
 				t.mu.Unlock()
+				t.bursts.closed(time.Now().UnixNano())
 				return nil
 			})
 		}

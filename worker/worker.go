@@ -154,7 +154,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
-	conns := newConnTracker()
+	bursts := newCloseBurst()
+	bctx, stopBursts := context.WithCancel(context.Background())
+	defer stopBursts()
+	go bursts.run(bctx)
+	conns := newConnTracker(bursts)
 	shutdown := time.Duration(cfg.ShutdownTimeout)
 	h := server.New(
 		server.WithListener(o.Listener),
