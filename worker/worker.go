@@ -155,9 +155,7 @@ func Run(ctx context.Context, o Options) error {
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
 	bursts := newCloseBurst()
-	bctx, stopBursts := context.WithCancel(context.Background())
-	defer stopBursts()
-	go bursts.run(bctx)
+	go bursts.run(qctx) // the worker's life, like publishGenerations
 	conns := newConnTracker(bursts)
 	shutdown := time.Duration(cfg.ShutdownTimeout)
 	h := server.New(

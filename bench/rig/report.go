@@ -65,7 +65,7 @@ func summarize(all []Measurement) []row {
 		}
 		if n > 0 && key.p != "direct" {
 			r.perStream = (r.rssLoad - r.rssFresh) / n
-			r.firstPerStream = float64(ms[0].RSSLoadKiB-ms[0].RSSIdleKiB) / n
+			r.firstPerStream = (float64(ms[0].RSSLoadKiB) - r.rssFresh) / n
 		}
 	}
 	return rows
