@@ -33,9 +33,25 @@ const (
 	proxyCPU    = "0"
 	loadCPU     = "1"
 	backendAddr = "127.0.0.1:28000"
-	proxyAddr   = "127.0.0.1:28080"
 	adminAddr   = "127.0.0.1:28090"
 )
+
+// proxyAddrs: each proxy listens on its own port, so that all of them can
+// run at once and a scenario's runs alternate between them (eachProxy).
+var proxyAddrs = map[string]string{
+	"sluice":    "127.0.0.1:28080",
+	"nginx":     "127.0.0.1:28081",
+	"nginx-lua": "127.0.0.1:28082",
+}
+
+// proxyAddr returns where the named proxy listens.
+func proxyAddr(name string) string {
+	addr, ok := proxyAddrs[name]
+	if !ok {
+		fatalf("unknown proxy %q", name)
+	}
+	return addr
+}
 
 var (
 	binDir   string // built binaries
@@ -45,6 +61,7 @@ var (
 	scen     = flag.String("scenarios", "a,b,c,d,e,f,f2,g", "scenarios to run")
 	proxies  = flag.String("proxies", "direct,sluice,nginx,nginx-lua", "proxies to measure")
 	streams  = flag.String("streams", "250,500,1000,2000", "scenario c: open streams, a run for each")
+	sizes    = flag.String("sizes", "1000,100000,400000,1000000", "scenario f2: prompt sizes in bytes, a run for each")
 	// Measured side by side by running the rig twice (see docs/benchmarks-gogc.md).
 	sluiceGOGC = flag.Int("sluice-gogc", 100, "sluice's gogc setting")
 	// Measured side by side the same way (docs/benchmarks.md).
@@ -77,7 +94,9 @@ func main() {
 	build()
 
 	portFree(backendAddr)
-	portFree(proxyAddr)
+	for _, addr := range proxyAddrs {
+		portFree(addr)
+	}
 	backend := startBackground("backend", loadCPU, filepath.Join(binDir, "fakevllm"), "-listen", backendAddr)
 	defer stop(backend)
 	awaitPort(backendAddr)
@@ -205,10 +224,14 @@ func awaitPort(addr string) {
 
 // Measurement is one run of one scenario against one proxy.
 type Measurement struct {
-	Scenario   string        `json:"scenario"`
-	Proxy      string        `json:"proxy"`
-	Variant    string        `json:"variant,omitempty"` // e.g. the rate, or the prompt size
-	Run        int           `json:"run"`
+	Scenario string `json:"scenario"`
+	Proxy    string `json:"proxy"`
+	Variant  string `json:"variant,omitempty"` // e.g. the rate, or the prompt size
+	Run      int    `json:"run"`
+	// Alternated: the scenario's runs alternated between the proxies (run
+	// 1 of each, then run 2 of each, …); false in results written before
+	// the rig did so, when each proxy's runs came back to back.
+	Alternated bool          `json:"alternated,omitempty"`
 	Driver     result.Driver `json:"driver"`
 	CPUSeconds float64       `json:"cpu_s"`
 	CPUPct     float64       `json:"cpu_pct"`

@@ -37,7 +37,7 @@ func startProxy(name string) *running {
 		return &running{name: name, url: "http://" + backendAddr}
 	}
 	r := startProxyNoWait(name)
-	awaitPort(proxyAddr)
+	awaitPort(proxyAddr(name))
 	return r
 }
 
@@ -73,7 +73,7 @@ models:
     backends:
       - url: http://%s
         slots: 100000
-`, proxyAddr, adminAddr, *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+`, proxyAddr("sluice"), adminAddr, *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path
@@ -90,7 +90,7 @@ func renderNginx(name, dir string) string {
 	for _, sub := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp", "logs"} {
 		must(os.MkdirAll(filepath.Join(dir, sub), 0o755))
 	}
-	conf := strings.NewReplacer("@LISTEN@", proxyAddr, "@BACKEND@", backendAddr, "@PREFIX@", dir,
+	conf := strings.NewReplacer("@LISTEN@", proxyAddr(name), "@BACKEND@", backendAddr, "@PREFIX@", dir,
 		"@LUADIR@", filepath.Join(repoRoot, "bench", "peers", "lua")).Replace(string(tmpl))
 	path := filepath.Join(dir, "nginx.conf")
 	must(os.WriteFile(path, []byte(conf), 0o644))

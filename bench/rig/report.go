@@ -88,7 +88,12 @@ func writeReport(all []Measurement, results string) {
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs (%s), %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
 		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", host, runtime.NumCPU(), cpu, runtime.Version(), proxyCPU, loadCPU, *runs, *dur, results)
 	b.WriteString("CPU is user+sys of the proxy's whole process tree (/proc/PID/stat, 10 ms ticks) divided by good responses or stream events; " +
-		"`direct` is the driver straight at the backend: the harness ceiling. Ratios are against plain nginx in the same run.\n")
+		"`direct` is the driver straight at the backend: the harness ceiling. Ratios are against plain nginx in the same run.")
+	if alternated(all) {
+		b.WriteString(" Within a scenario every proxy runs at once (idle ones wait on the same core) and the runs alternate between them, " +
+			"so that the VM's drift over minutes falls on all of them alike.")
+	}
+	b.WriteString("\n")
 
 	byScenario := map[string][]row{}
 	var scenariosSeen []string
@@ -180,4 +185,20 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// alternated reports whether every proxied run in all alternated with the
+// other proxies' runs (scenario g starts each proxy on its own).
+func alternated(all []Measurement) bool {
+	seen := false
+	for _, m := range all {
+		if m.Scenario == "g" {
+			continue
+		}
+		if !m.Alternated {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }

@@ -63,7 +63,7 @@ var scenarios = map[string]scenario{
 	}},
 	"f2": {"prompt-size sweep: RSS per open stream (500 streams of 100 events at 50/s, started over 2 s)", func() []Measurement {
 		var all []Measurement
-		for _, size := range []int{1_000, 100_000, 400_000, 1_000_000} {
+		for _, size := range splitInts(*sizes) {
 			all = append(all, eachProxy(fmt.Sprint(size), func(r *running) Measurement {
 				return openStreams(r, 500, size)
 			})...)
@@ -95,18 +95,28 @@ func splitInts(list string) []int {
 }
 
 // eachProxy runs measure *runs times against every selected proxy, each
-// started fresh for the scenario.
+// started fresh for the scenario. All of them are started first and the
+// runs alternate (run 1 of each proxy, then run 2 of each, …): these VMs
+// drift by 10–20% over minutes, and a ratio between two proxies measured
+// minutes apart carried that drift. An idle proxy waits in epoll_wait on
+// the shared core and costs the one being measured nothing.
 func eachProxy(variant string, measure func(r *running) Measurement) []Measurement {
-	var out []Measurement
+	current.variant = variant
+	var all []*running
 	for _, name := range strings.Split(*proxies, ",") {
-		current.variant = variant
 		r := startProxy(name)
 		warm(r)
-		for i := 0; i < *runs; i++ {
+		all = append(all, r)
+	}
+	var out []Measurement
+	for i := 0; i < *runs; i++ {
+		for _, r := range all {
 			m := measure(r)
-			m.Variant, m.Run = variant, i
+			m.Variant, m.Run, m.Alternated = variant, i, true
 			out = append(out, m)
 		}
+	}
+	for _, r := range all {
 		r.stop()
 	}
 	return out
@@ -136,8 +146,8 @@ func startup() []Measurement {
 }
 
 func startProxyNoWait(name string) *running {
-	portFree(proxyAddr)
-	r := &running{name: name, url: "http://" + proxyAddr}
+	portFree(proxyAddr(name))
+	r := &running{name: name, url: "http://" + proxyAddr(name)}
 	dir := mustTemp(name)
 	r.dir = dir
 	switch name {
