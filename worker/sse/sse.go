@@ -47,15 +47,21 @@ func (s *Splitter) Rest() []byte { return s.buf }
 // eventEnd returns the length of the first complete event in b, or -1.
 func eventEnd(b []byte) int {
 	i := bytes.Index(b, []byte("\n\n"))
-	j := bytes.Index(b, []byte("\r\n\r\n"))
-	switch {
-	case i < 0 && j < 0:
-		return -1
-	case j < 0 || (i >= 0 && i < j):
-		return i + 2
-	default:
+	// "\r\n\r\n" holds no "\n\n", so one that ends an event earlier ends
+	// at i+1 at the latest (sharing its last "\n"): searching only up to
+	// there keeps a burst of events linear (searching all of b for each
+	// event made it quadratic).
+	before := b
+	if i >= 0 {
+		before = b[:i+1]
+	}
+	if j := bytes.Index(before, []byte("\r\n\r\n")); j >= 0 {
 		return j + 4
 	}
+	if i < 0 {
+		return -1
+	}
+	return i + 2
 }
 
 // Usage is the token accounting of one response.
@@ -74,6 +80,15 @@ type Event struct {
 }
 
 // Inspect reads one event (as emitted by Splitter).
+//
+// Most events are one token, so it does not parse them: one pass jumps from
+// colon to colon (bytes.IndexByte) and looks at the key before each and the
+// value after it. Inside a JSON string every quote is escaped, so a quoted
+// key name followed by a colon can only be a real key. Only the rare usage
+// event is parsed (gjson). This replaced five searches of each event for
+// key patterns and a gjson lookup of the finish reason: a 12-event answer
+// arriving in one read (BenchmarkFeedBurst) 6.2 → 3.5 µs, medians of 5
+// side by side, with eventEnd's fix.
 func Inspect(event []byte) Event {
 	var ev Event
 	data := dataOf(event)
@@ -84,29 +99,71 @@ func Inspect(event []byte) Event {
 		ev.Done = true
 		return ev
 	}
-	// Most events are one token: find what is needed with byte searches
-	// and parse only the rare events that carry a finish reason or usage.
-	// (Inside JSON strings quotes are escaped, so these key patterns can
-	// only match real keys.)
-	ev.HasContent = nonEmptyString(data, `"content":"`) || nonEmptyString(data, `"text":"`)
-	if bytes.Contains(data, []byte(`"finish_reason":"`)) {
-		ev.FinishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
-	}
-	if bytes.Contains(data, []byte(`"usage"`)) {
-		f := gjson.GetManyBytes(data, "choices", "usage")
-		if f[1].IsObject() {
-			ev.Usage = usageOf(f[1])
-			ev.UsageOnly = !f[0].Exists() || len(f[0].Array()) == 0
+	usageAt := -1
+	hasChoices := false // a choices key with a non-empty array
+	for i := 0; ; {
+		k := bytes.IndexByte(data[i:], ':')
+		if k < 0 {
+			break
 		}
+		k += i
+		i = k + 1
+		key := bytes.TrimRight(data[:k], " \t\r\n")
+		v := skipSpace(data, k+1)
+		if v >= len(data) || len(key) == 0 || key[len(key)-1] != '"' {
+			continue
+		}
+		switch {
+		case hasKey(key, "content"), hasKey(key, "text"):
+			// a non-empty string (logprobs' "content" is an array)
+			if data[v] == '"' && v+1 < len(data) && data[v+1] != '"' {
+				ev.HasContent = true
+			}
+		case hasKey(key, "finish_reason"):
+			if ev.FinishReason == "" && data[v] == '"' {
+				ev.FinishReason = stringAt(data[v:])
+			}
+		case hasKey(key, "usage"):
+			if data[v] == '{' {
+				usageAt = v
+			}
+		case hasKey(key, "choices"):
+			if e := skipSpace(data, v+1); data[v] == '[' && e < len(data) && data[e] != ']' {
+				hasChoices = true
+			}
+		}
+	}
+	if usageAt >= 0 {
+		ev.Usage = usageOf(gjson.ParseBytes(data[usageAt:]))
+		ev.UsageOnly = !hasChoices
 	}
 	return ev
 }
 
-// nonEmptyString reports whether data has key (`"name":"`) followed by at
-// least one character before the closing quote.
-func nonEmptyString(data []byte, key string) bool {
-	i := bytes.Index(data, []byte(key))
-	return i >= 0 && i+len(key) < len(data) && data[i+len(key)] != '"'
+// hasKey reports whether b ends with name in quotes.
+func hasKey(b []byte, name string) bool {
+	n := len(name)
+	return len(b) >= n+2 && b[len(b)-n-2] == '"' && string(b[len(b)-n-1:len(b)-1]) == name
+}
+
+// stringAt returns the JSON string that starts b (at its quote), unquoted.
+func stringAt(b []byte) string {
+	for j := 1; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return string(b[1:j])
+		case '\\': // rare in a finish reason: let gjson unescape it
+			return gjson.ParseBytes(b).String()
+		}
+	}
+	return ""
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // dataOf returns the payload of an event's data line(s), joined as one

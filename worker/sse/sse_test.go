@@ -46,6 +46,39 @@ func TestSplitAndInspect(t *testing.T) {
 	}
 }
 
+// Inspect reads keys by the colon after them: spacing, nesting and look-
+// alike text inside strings must not fool it.
+func TestInspectShapes(t *testing.T) {
+	usage := Usage{Prompt: 3, Completion: 2, Total: 5, Found: true}
+	for _, c := range []struct {
+		name, data string
+		want       Event
+	}{
+		{"spaced JSON", `{"choices": [ {"delta": {"content" : "Hi"}, "finish_reason" : "stop"} ]}`,
+			Event{HasContent: true, FinishReason: "stop"}},
+		{"empty content", `{"choices":[{"delta":{"content":""},"finish_reason":null}]}`, Event{}},
+		{"logprobs content is an array", `{"choices":[{"delta":{},"logprobs":{"content":[{"token":"a"}]},"finish_reason":null}]}`, Event{}},
+		{"completions text", `{"choices":[{"text":"x","finish_reason":"length"}]}`, Event{HasContent: true, FinishReason: "length"}},
+		{"look-alikes inside a string", `{"choices":[{"delta":{"content":"\"usage\":{\"prompt_tokens\":9}, \"finish_reason\":\"x\""}}]}`,
+			Event{HasContent: true}},
+		{"second choice finishes", `{"choices":[{"delta":{"content":"a"},"finish_reason":null},{"delta":{},"finish_reason":"stop"}]}`,
+			Event{HasContent: true, FinishReason: "stop"}},
+		{"escaped finish reason", `{"choices":[{"finish_reason":"to\u006fl_calls"}]}`, Event{FinishReason: "tool_calls"}},
+		{"usage with empty choices", `{"choices": [ ],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+			Event{UsageOnly: true, Usage: usage}},
+		{"usage without choices", `{"usage": {"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+			Event{UsageOnly: true, Usage: usage}},
+		{"usage beside a token (continuous usage stats)", `{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+			Event{HasContent: true, Usage: usage}},
+		{"null usage", `{"choices":[{"delta":{"content":"a"}}],"usage":null}`, Event{HasContent: true}},
+		{"cut short", `{"choices":[{"delta":{"content":`, Event{}},
+	} {
+		if got := Inspect([]byte("data: " + c.data + "\n\n")); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
 // However the stream is cut into reads, the same events come out.
 func FuzzSplitter(f *testing.F) {
 	f.Add([]byte(vllmStream), uint16(7), uint16(300))
@@ -65,6 +98,9 @@ func FuzzSplitter(f *testing.F) {
 		s.Feed(stream, func(ev []byte) { n += len(ev) })
 		if n+len(s.Rest()) != len(stream) {
 			t.Fatalf("%d bytes in events + %d rest != %d", n, len(s.Rest()), len(stream))
+		}
+		if got, want := eventEnd(stream), eventEndReference(stream); got != want {
+			t.Fatalf("eventEnd(%q) = %d, want %d", stream, got, want)
 		}
 		Inspect(stream) // must not panic on anything
 	})
@@ -93,11 +129,58 @@ func FuzzBodyUsage(f *testing.F) {
 	})
 }
 
+// eventEndReference is eventEnd written plainly: the earlier of the first
+// "\n\n" and the first "\r\n\r\n", whole.
+func eventEndReference(b []byte) int {
+	i := bytes.Index(b, []byte("\n\n"))
+	j := bytes.Index(b, []byte("\r\n\r\n"))
+	switch {
+	case i < 0 && j < 0:
+		return -1
+	case j < 0 || (i >= 0 && i < j):
+		return i + 2
+	default:
+		return j + 4
+	}
+}
+
 // BenchmarkInspectTokenEvent: the per-event cost of reading a token event.
 func BenchmarkInspectTokenEvent(b *testing.B) {
 	ev := []byte(strings.SplitAfter(vllmStream, "\n\n")[0])
 	b.ReportAllocs()
 	for b.Loop() {
 		Inspect(ev)
+	}
+}
+
+// burstStream is a short answer as the fake vLLM sends it (10 token
+// events, a usage-only event and [DONE]), all arriving in one read.
+func burstStream() []byte {
+	var b bytes.Buffer
+	for i := range 10 {
+		finish := "null"
+		if i == 9 {
+			finish = `"length"`
+		}
+		fmt.Fprintf(&b, `data: {"id":"chatcmpl-1796345116483065503","object":"chat.completion.chunk","created":1796345116,"model":"bench","choices":[{"index":0,"delta":{"role":"assistant","content":" tok"},"logprobs":null,"finish_reason":%s,"stop_reason":null}]}`+"\n\n", finish)
+	}
+	b.WriteString(`data: {"id":"chatcmpl-1796345116483065503","object":"chat.completion.chunk","created":1796345116,"model":"bench","choices":[],"usage":{"prompt_tokens":25000,"total_tokens":25010,"completion_tokens":10}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkFeedBurst: splitting and reading a whole short answer that
+// arrived in one read, as the relay does.
+func BenchmarkFeedBurst(b *testing.B) {
+	burst := burstStream()
+	b.SetBytes(int64(len(burst)))
+	b.ReportAllocs()
+	var s Splitter
+	n := 0
+	for b.Loop() {
+		s.Feed(burst, func(ev []byte) { Inspect(ev); n++ })
+	}
+	if n != 12*b.N {
+		b.Fatalf("%d events, want %d", n, 12*b.N)
 	}
 }
