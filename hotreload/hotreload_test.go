@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -76,5 +77,42 @@ func TestRetiredSweep(t *testing.T) {
 	region.Lookup("key/b").Add(0, -1)
 	if n := r.Sweep(region); n != 0 || r.Len() != 0 || region.Lookup("key/b") == nil {
 		t.Fatalf("a name that came back was freed (%d)", n)
+	}
+}
+
+// A binary upgrade retires the names of the region it takes over that the
+// new configuration lacks (supervisor's openRegion): a removed key's cell,
+// never the stats cells every configuration has. Freeing those once freed
+// them under the new workers.
+func TestUpgradeRetiresOnlyRemovedNames(t *testing.T) {
+	oldCfg := &config.Config{Keys: []config.Key{{Name: "a"}, {Name: "b"}},
+		Models: []config.Model{{Name: "m", Backends: []config.Backend{{URL: "http://127.0.0.1:1"}}}}}
+	newCfg := &config.Config{Keys: []config.Key{{Name: "b"}}, Models: oldCfg.Models}
+	region, err := shm.Create(32, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	if err := shm.AllocConfig(region, oldCfg); err != nil {
+		t.Fatal(err)
+	}
+	// The new supervisor: every name in the region, against its own.
+	var all []string
+	region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
+	if err := shm.AllocConfig(region, newCfg); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRetired()
+	r.Replace(all, shm.CellNames(newCfg), 2)
+	gens := region.Lookup(shm.GenerationCell)
+	gens.SetMark(0, 2) // the old workers are gone; the new ones run generation 2
+	gens.SetMark(1, 2)
+	if n := r.Sweep(region); n != 1 || region.Lookup(shm.KeyCell("a")) != nil {
+		t.Fatalf("sweep freed %d cells; want key a's alone", n)
+	}
+	for _, name := range shm.CellNames(newCfg) {
+		if region.Lookup(name) == nil {
+			t.Errorf("%s was freed", name)
+		}
 	}
 }

@@ -50,10 +50,20 @@ func ConfigCellNames(c *config.Config) []string {
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
 
+// StatsCellNames are the fixed cells every configuration has.
+var StatsCellNames = []string{BodyBytesCell, GenerationCell, FleetCell}
+
+// CellNames lists every cell a configuration uses: the stats cells and its
+// keys', models' and backends'. A cell whose name is not in the list of the
+// configuration in force is one a reload or an upgrade may retire.
+func CellNames(c *config.Config) []string {
+	return append(append([]string(nil), StatsCellNames...), ConfigCellNames(c)...)
+}
+
 // AllocConfig allocates every cell the configuration names, and the stats
 // cells (the supervisor's job); names already allocated keep their cells.
 func AllocConfig(r *Region, c *config.Config) error {
-	for _, name := range append([]string{BodyBytesCell, GenerationCell, FleetCell}, ConfigCellNames(c)...) {
+	for _, name := range CellNames(c) {
 		if _, err := r.Alloc(name); err != nil {
 			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
 		}

@@ -212,7 +212,8 @@ func Run(ctx context.Context, o Options) error {
 				"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
 			s.upgraded.Store(true)
 			admin.Close() // the new supervisor answers on the admin listener now
-			s.stop(syscall.SIGTERM)
+			// A hand-over: the new workers accept on the same sockets.
+			s.stop(syscall.SIGWINCH)
 		case <-ctx.Done():
 			s.log.Info("stopping: workers drain in-flight requests")
 			s.stop(syscall.SIGTERM)
@@ -243,7 +244,9 @@ func (s *supervisor) stop(sig syscall.Signal) {
 			s.o.Handover.Stop() // closes its copies of the sockets, kept for a successor
 		}
 		close(s.stopCh)
-		s.signalWorkers(sig) // TERM: drain for shutdown_timeout; QUIT: drain, no deadline
+		// TERM: drain for shutdown_timeout; QUIT: drain, no deadline;
+		// WINCH: hand the sockets over and drain for shutdown_timeout.
+		s.signalWorkers(sig)
 		s.closeSockets()
 	}
 }
@@ -373,9 +376,16 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 // worker takes its column, and wakes the others: what it held may be what
 // their queued requests wait for.
 func (s *supervisor) releaseWorker(sl *slot, pid int) {
-	if n := s.region.ReleaseColumn(sl.col); n != 0 {
+	switch n := s.region.ReleaseColumn(sl.col); {
+	case n > 0:
 		s.metrics.released.Add(float64(n))
 		s.log.Warn("gave back what an exited worker held in shared memory", "slot", sl.n, "pid", pid, "places", n)
+	case n < 0:
+		// A worker gives back only what it took: a negative sum means a
+		// cell was reset under it. Say so; never let the count fail the
+		// supervisor (a Prometheus counter panics on a negative Add).
+		s.log.Error("an exited worker's column in shared memory summed below zero: a cell was reset while it ran",
+			"slot", sl.n, "pid", pid, "sum", n)
 	}
 	for _, other := range s.slots {
 		other.wake.poke()

@@ -48,10 +48,14 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		s.log.Info("took over the shared region from the previous supervisor", "cells_used", region.Used(),
 			"columns", fmt.Sprintf("%d-%d", base, base+n-1), "generation", gen)
 		// Names the previous configuration had and this one has not: their
-		// cells are freed once the old workers no longer use them.
+		// cells are freed once the old workers no longer use them. The
+		// stats cells are every configuration's: retiring them (as this did
+		// with the configuration's names alone) freed them under the new
+		// workers, and the next upgrade allocated them afresh, zeroed, under
+		// running workers (a held body then counted negative).
 		var all []string
 		region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
-		s.retired.Replace(all, shm.ConfigCellNames(cfg), gen)
+		s.retired.Replace(all, shm.CellNames(cfg), gen)
 	}
 	if err := shm.AllocConfig(region, cfg); err != nil {
 		region.Close()

@@ -179,3 +179,47 @@ func TestReloadReplacesWorkers(t *testing.T) {
 		t.Fatalf("after the replacement: %s %s", res.Status, body)
 	}
 }
+
+// Binary upgrades one after another under new-connection traffic from a
+// plain client (which retries nothing): no request fails, and every old
+// supervisor stops cleanly. A draining worker used to let netpoll close the
+// connections it had just accepted, before their request was read (about
+// one failed request per upgrade under heavier traffic); and each upgrade
+// freed the shared stats cells under the new workers, which made a later
+// exiting supervisor panic on a negative count.
+func TestUpgradesLoseNoConnection(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	g, _, pidFile := controllableGateway(t, func(extra string) string { return baseConfig(be.URL(), "off", extra) })
+	var stops []func() (sent, failed int64)
+	for range 3 { // six loops, a new connection per request
+		stops = append(stops, steadyTraffic(t, g, "m", true))
+	}
+	const upgrades = 3
+	pid := g.cmd.Process.Pid
+	for i := range upgrades {
+		out, err := sluiceUpgrade(g)
+		if err != nil || !strings.Contains(string(out), "upgraded") {
+			t.Fatalf("upgrade %d: %v\n%s", i+1, err, out)
+		}
+		next := successor(t, pidFile, pid)
+		awaitExit(t, "the old supervisor to exit", pid)
+		pid = next
+	}
+	var sent, failed int64
+	for _, stop := range stops {
+		s, f := stop()
+		sent, failed = sent+s, failed+f
+	}
+	t.Logf("%d requests across %d upgrades, a new connection each, %d failed", sent, upgrades, failed)
+	if sent == 0 {
+		t.Fatal("no traffic was sent")
+	}
+	// (steadyTraffic reported each failed request already.)
+	log := g.stderr.String()
+	if n := strings.Count(log, `"msg":"sluice stopped"`); n != upgrades {
+		t.Errorf("%d supervisors logged a clean stop, want %d", n, upgrades)
+	}
+	if strings.Contains(log, "panic:") || strings.Contains(log, "below zero") {
+		t.Errorf("a supervisor or worker failed during the upgrades:\n%s", log)
+	}
+}

@@ -68,13 +68,14 @@ func newConnTracker(bursts *closeBurst) *connTracker {
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
 	st := &connState{conn: conn, accepted: time.Now()}
-	t.mu.Lock()
-	t.conns[st] = struct{}{}
-	t.mu.Unlock()
-	// Forget the connection when it closes, whoever closes it.
+	// Track the connection only if it says when it closes, whoever closes
+	// it (netpoll's always do): drain waits until none is left.
 	if hc, ok := conn.(*hnetpoll.Conn); ok {
 		if pc, ok := hc.Conn.(netpoll.Connection); ok {
 			st.input = pc.Reader()
+			t.mu.Lock()
+			t.conns[st] = struct{}{}
+			t.mu.Unlock()
 			pc.AddCloseCallback(func(netpoll.Connection) error {
 				t.mu.Lock()
 				delete(t.conns, st)
@@ -108,9 +109,10 @@ func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
 	c.Next(ctx)
 }
 
-// closeIdleUntil closes every idle connection, now and then every 50 ms,
-// until ctx ends.
-func (t *connTracker) closeIdleUntil(ctx context.Context) {
+// drain closes every idle connection, now and then every 50 ms, until no
+// connection is left or ctx ends. Busy ones are told to close after their
+// response (markBusy) and closed here once quiet.
+func (t *connTracker) drain(ctx context.Context) {
 	t.draining.Store(true)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -123,7 +125,11 @@ func (t *connTracker) closeIdleUntil(ctx context.Context) {
 				delete(t.conns, st)
 			}
 		}
+		left := len(t.conns)
 		t.mu.Unlock()
+		if left == 0 {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -158,8 +158,12 @@ func Run(ctx context.Context, o Options) error {
 	go bursts.run(qctx) // the worker's life, like publishGenerations
 	conns := newConnTracker(bursts)
 	shutdown := time.Duration(cfg.ShutdownTimeout)
+	gate, err := newAcceptGate(o.Listener)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
 	h := server.New(
-		server.WithListener(o.Listener),
+		server.WithListener(gate),
 		server.WithTransport(netpoll.NewTransporter),
 		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
 		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
@@ -192,27 +196,57 @@ func Run(ctx context.Context, o Options) error {
 	})
 
 	served := make(chan error, 1)
-	go func() { served <- h.Run() }()
+	go func() {
+		defer func() {
+			// hertz panics when netpoll's Serve returns an error, which the
+			// stopped gate causes on purpose (see acceptGate): the engine is
+			// done, and the connections it accepted are still served.
+			if r := recover(); r != nil {
+				if !gate.stopped.Load() {
+					panic(r)
+				}
+				served <- nil
+			}
+		}()
+		served <- h.Run()
+	}()
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
+	handover := context.Cause(ctx) == ErrHandover
 	if context.Cause(ctx) == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
 	} else {
-		o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String())
+		o.Log.Info("worker draining", "slot", o.Slot, "shutdown_timeout", shutdown.String(), "handover", handover)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
 	defer cancel()
-	// hertz parks a goroutine on every keep-alive connection waiting for its
-	// next request, and its graceful stop waits for those as if they were
-	// busy. Close connections between requests now, and each busy one as
-	// soon as its response (a stream, maybe) has been sent.
-	go conns.closeIdleUntil(sctx)
+	// The tracker closes this worker's connections as they fall quiet:
+	// between requests, or once a new one has had time to send its first.
+	// hertz parks a goroutine on every keep-alive connection waiting for
+	// its next request, and its graceful stop would wait for those as if
+	// they were busy.
+	if handover {
+		// Another worker accepts on the same socket: stop accepting, and
+		// stop the engine only once no connection is left (see acceptGate:
+		// hertz's Shutdown would close the idle-looking ones at once).
+		gate.stop()
+		conns.drain(sctx)
+	} else {
+		// Stopping: Shutdown closes the listener at once, so that with the
+		// supervisor's copies closed new connections are refused (a load
+		// balancer moves on) rather than left queued.
+		go conns.drain(sctx)
+	}
+	// On a hand-over nothing is left to close by now (unless the deadline
+	// came first: the exit closes the rest), and netpoll may have dropped
+	// the stopped listener already, which ends Run: Shutdown then only says
+	// the engine is not running. Not worth failing the exit for.
 	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded {
-		return err
+		o.Log.Debug("engine shutdown", "err", err)
 	}
 	return nil
 }
@@ -221,6 +255,12 @@ func Run(ctx context.Context, o Options) error {
 // stop (SIGQUIT): drain every request and stream, however long they take,
 // instead of for shutdown_timeout.
 var ErrGracefulStop = errors.New("graceful stop")
+
+// ErrHandover, as the cause of Run's context, says another worker accepts
+// on this worker's socket from now on (a binary upgrade's new worker, or
+// this slot's replacement): stop accepting and drain for shutdown_timeout,
+// closing no connection before its request has been read.
+var ErrHandover = errors.New("hand-over")
 
 // gracefulForever is the drain deadline of a graceful stop: none, in effect.
 const gracefulForever = 100 * 365 * 24 * time.Hour

@@ -181,18 +181,23 @@ func runWorker(args []string) error {
 		}
 	}
 
-	// TERM, INT, QUIT: drain and exit. HUP and USR2 belong to the
+	// TERM, INT, QUIT, WINCH: drain and exit. HUP and USR2 belong to the
 	// supervisor; a worker must not die of them (their default action).
 	// USR1 (reopen the usage log) is handled in worker.Run.
-	// QUIT is nginx's graceful stop: drain with no deadline.
+	// QUIT is nginx's graceful stop: drain with no deadline. WINCH is a
+	// hand-over: another worker accepts on the same socket (a binary
+	// upgrade's, or this slot's replacement).
 	ctx, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
 	stopSigs := make(chan os.Signal, 1)
-	signal.Notify(stopSigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	signal.Notify(stopSigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGWINCH)
 	go func() {
-		if sig := <-stopSigs; sig == syscall.SIGQUIT {
+		switch <-stopSigs {
+		case syscall.SIGQUIT:
 			stop(worker.ErrGracefulStop)
-		} else {
+		case syscall.SIGWINCH:
+			stop(worker.ErrHandover)
+		default:
 			stop(nil)
 		}
 	}()

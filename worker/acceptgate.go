@@ -1,0 +1,70 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+
+	"github.com/cloudwego/netpoll"
+)
+
+// acceptGate is the worker's listening socket as netpoll sees it, with a
+// way to stop accepting without closing anything.
+//
+// The socket is shared: the supervisor opened it and passes it to every
+// worker it starts for the slot, and to its successor at a binary upgrade.
+// When a worker drains, its successor must take the new connections while
+// the old worker finishes with its own. hertz's Shutdown cannot do the two
+// apart: netpoll's server stops polling the socket and, in the same step,
+// closes every connection it finds idle — one accepted a moment earlier
+// whose request has not been read yet included, which its client sees as a
+// reset or an empty answer (about one per upgrade under new-connection
+// traffic, measured). So on a hand-over the worker first stops accepting
+// here, then lets its connection tracker close its connections as they fall
+// quiet (a new one gets time for its first request), and calls hertz's
+// Shutdown once none is left. (On a plain stop there is no one to hand the
+// socket to: Shutdown closes it at once, so new connections are refused.)
+type acceptGate struct {
+	netpoll.Listener
+	stopped atomic.Bool
+}
+
+// errDraining is what Accept returns once the gate is stopped. netpoll
+// takes a listener whose Accept fails with "closed" out of its poller (and
+// logs the error: netpollLog keeps that line out of the worker's output).
+var errDraining = errors.New("listener closed: this worker is draining and accepts no more connections")
+
+func newAcceptGate(ln net.Listener) (*acceptGate, error) {
+	nl, err := netpoll.ConvertListener(ln)
+	if err != nil {
+		return nil, err
+	}
+	return &acceptGate{Listener: nl}, nil
+}
+
+// Accept accepts the next connection, or fails with errDraining once the
+// gate is stopped, leaving the connection to the socket's other workers.
+func (g *acceptGate) Accept() (net.Conn, error) {
+	if g.stopped.Load() {
+		return nil, errDraining
+	}
+	return g.Listener.Accept()
+}
+
+// stop makes every later Accept fail. netpoll calls Accept when the socket
+// has a connection waiting; the first call after stop takes the socket out
+// of this worker's poller.
+func (g *acceptGate) stop() { g.stopped.Store(true) }
+
+// netpollLog is netpoll's log output: its own lines go to stderr, except
+// the accept failure that stopping the gate causes on purpose.
+type netpollLog struct{ w io.Writer }
+
+func (l netpollLog) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(errDraining.Error())) {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
