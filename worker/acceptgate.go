@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cloudwego/netpoll"
@@ -28,7 +29,9 @@ import (
 // socket to: Shutdown closes it at once, so new connections are refused.)
 type acceptGate struct {
 	netpoll.Listener
-	stopped atomic.Bool
+	mu       sync.Mutex // held across an Accept, so that stop knows the last one
+	stopped  atomic.Bool
+	accepted int64 // connections handed to netpoll (under mu)
 }
 
 // errDraining is what Accept returns once the gate is stopped. netpoll
@@ -46,17 +49,32 @@ func newAcceptGate(ln net.Listener) (*acceptGate, error) {
 
 // Accept accepts the next connection, or fails with errDraining once the
 // gate is stopped, leaving the connection to the socket's other workers.
+// (The socket is non-blocking: holding mu across accept(2) costs nothing.)
 func (g *acceptGate) Accept() (net.Conn, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.stopped.Load() {
 		return nil, errDraining
 	}
-	return g.Listener.Accept()
+	c, err := g.Listener.Accept()
+	if c != nil {
+		g.accepted++
+	}
+	return c, err
 }
 
-// stop makes every later Accept fail. netpoll calls Accept when the socket
-// has a connection waiting; the first call after stop takes the socket out
-// of this worker's poller.
-func (g *acceptGate) stop() { g.stopped.Store(true) }
+// stop makes every later Accept fail and returns how many connections the
+// gate handed out in all. netpoll calls Accept when the socket has a
+// connection waiting; the first call after stop takes the socket out of
+// this worker's poller. A connection accepted just before stop reaches the
+// connection tracker a moment later (netpoll registers it right after
+// Accept returns): drain waits until the tracker has seen them all.
+func (g *acceptGate) stop() (accepted int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped.Store(true)
+	return g.accepted
+}
 
 // netpollLog is netpoll's log output: its own lines go to stderr, except
 // the accept failure that stopping the gate causes on purpose.

@@ -32,6 +32,7 @@ const (
 type connTracker struct {
 	mu       sync.Mutex
 	conns    map[*connState]struct{}
+	accepted int64 // connections ever registered (under mu)
 	draining atomic.Bool
 	bursts   *closeBurst // told of every close
 }
@@ -68,6 +69,9 @@ func newConnTracker(bursts *closeBurst) *connTracker {
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
 	st := &connState{conn: conn, accepted: time.Now()}
+	t.mu.Lock()
+	t.accepted++
+	t.mu.Unlock()
 	// Track the connection only if it says when it closes, whoever closes
 	// it (netpoll's always do): drain waits until none is left.
 	if hc, ok := conn.(*hnetpoll.Conn); ok {
@@ -111,8 +115,10 @@ func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
 
 // drain closes every idle connection, now and then every 50 ms, until no
 // connection is left or ctx ends. Busy ones are told to close after their
-// response (markBusy) and closed here once quiet.
-func (t *connTracker) drain(ctx context.Context) {
+// response (markBusy) and closed here once quiet. It does not end before
+// the tracker has seen atLeast connections in all: those accepted just
+// before the listener stopped may not have reached it yet.
+func (t *connTracker) drain(ctx context.Context, atLeast int64) {
 	t.draining.Store(true)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -125,9 +131,9 @@ func (t *connTracker) drain(ctx context.Context) {
 				delete(t.conns, st)
 			}
 		}
-		left := len(t.conns)
+		left, seen := len(t.conns), t.accepted
 		t.mu.Unlock()
-		if left == 0 {
+		if left == 0 && seen >= atLeast {
 			return
 		}
 		select {

@@ -233,13 +233,12 @@ func Run(ctx context.Context, o Options) error {
 		// Another worker accepts on the same socket: stop accepting, and
 		// stop the engine only once no connection is left (see acceptGate:
 		// hertz's Shutdown would close the idle-looking ones at once).
-		gate.stop()
-		conns.drain(sctx)
+		conns.drain(sctx, gate.stop())
 	} else {
 		// Stopping: Shutdown closes the listener at once, so that with the
 		// supervisor's copies closed new connections are refused (a load
 		// balancer moves on) rather than left queued.
-		go conns.drain(sctx)
+		go conns.drain(sctx, 0)
 	}
 	// On a hand-over nothing is left to close by now (unless the deadline
 	// came first: the exit closes the rest), and netpoll may have dropped
