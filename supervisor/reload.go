@@ -111,7 +111,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	for _, sl := range s.slots {
 		if err := sl.sendReload(frame); err != nil {
 			s.log.Error("a worker could not apply the new configuration; restarting it", "slot", sl.n, "err", err)
-			sl.signal(unix.SIGWINCH) // its replacement takes the same socket: a hand-over
+			sl.signal(unix.SIGTERM)
 		}
 	}
 	s.syncDiscovery(static)

@@ -213,7 +213,7 @@ func Run(ctx context.Context, o Options) error {
 			s.upgraded.Store(true)
 			admin.Close() // the new supervisor answers on the admin listener now
 			// A hand-over: the new workers accept on the same sockets.
-			s.stop(syscall.SIGWINCH)
+			s.stop(syscall.SIGUSR2)
 		case <-ctx.Done():
 			s.log.Info("stopping: workers drain in-flight requests")
 			s.stop(syscall.SIGTERM)
@@ -245,7 +245,7 @@ func (s *supervisor) stop(sig syscall.Signal) {
 		}
 		close(s.stopCh)
 		// TERM: drain for shutdown_timeout; QUIT: drain, no deadline;
-		// WINCH: hand the sockets over and drain for shutdown_timeout.
+		// USR2: hand the sockets over and drain for shutdown_timeout.
 		s.signalWorkers(sig)
 		s.closeSockets()
 	}

@@ -1,9 +1,7 @@
 package worker
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -36,7 +34,7 @@ type acceptGate struct {
 
 // errDraining is what Accept returns once the gate is stopped. netpoll
 // takes a listener whose Accept fails with "closed" out of its poller (and
-// logs the error: netpollLog keeps that line out of the worker's output).
+// logs the error to hertz's discarded netpoll log).
 var errDraining = errors.New("listener closed: this worker is draining and accepts no more connections")
 
 func newAcceptGate(ln net.Listener) (*acceptGate, error) {
@@ -74,15 +72,4 @@ func (g *acceptGate) stop() (accepted int64) {
 	defer g.mu.Unlock()
 	g.stopped.Store(true)
 	return g.accepted
-}
-
-// netpollLog is netpoll's log output: its own lines go to stderr, except
-// the accept failure that stopping the gate causes on purpose.
-type netpollLog struct{ w io.Writer }
-
-func (l netpollLog) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(errDraining.Error())) {
-		return len(p), nil
-	}
-	return l.w.Write(p)
 }

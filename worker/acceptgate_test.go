@@ -64,14 +64,3 @@ func TestAcceptGateStops(t *testing.T) {
 		t.Errorf("a second stop counted %d, want 2", n)
 	}
 }
-
-// netpoll's line about the stopped gate is dropped; its others are kept.
-func TestNetpollLogDropsOnlyTheGate(t *testing.T) {
-	var b strings.Builder
-	l := netpollLog{&b}
-	l.Write([]byte("NETPOLL: accept conn failed: " + errDraining.Error() + "\n"))
-	l.Write([]byte("NETPOLL: accept conn failed: too many open files\n"))
-	if got := b.String(); got != "NETPOLL: accept conn failed: too many open files\n" {
-		t.Errorf("log kept %q", got)
-	}
-}

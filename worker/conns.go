@@ -69,25 +69,28 @@ func newConnTracker(bursts *closeBurst) *connTracker {
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
 	st := &connState{conn: conn, accepted: time.Now()}
+	// Track the connection only if it says when it closes, whoever closes
+	// it (netpoll's always do): drain waits until none is left. Counted
+	// and tracked in one step, so drain never sees the count without it.
+	var pc netpoll.Connection
+	if hc, ok := conn.(*hnetpoll.Conn); ok {
+		pc, _ = hc.Conn.(netpoll.Connection)
+	}
 	t.mu.Lock()
 	t.accepted++
+	if pc != nil {
+		st.input = pc.Reader()
+		t.conns[st] = struct{}{}
+	}
 	t.mu.Unlock()
-	// Track the connection only if it says when it closes, whoever closes
-	// it (netpoll's always do): drain waits until none is left.
-	if hc, ok := conn.(*hnetpoll.Conn); ok {
-		if pc, ok := hc.Conn.(netpoll.Connection); ok {
-			st.input = pc.Reader()
+	if pc != nil {
+		pc.AddCloseCallback(func(netpoll.Connection) error {
 			t.mu.Lock()
-			t.conns[st] = struct{}{}
+			delete(t.conns, st)
 			t.mu.Unlock()
-			pc.AddCloseCallback(func(netpoll.Connection) error {
-				t.mu.Lock()
-				delete(t.conns, st)
-				t.mu.Unlock()
-				t.bursts.closed(time.Now().UnixNano())
-				return nil
-			})
-		}
+			t.bursts.closed(time.Now().UnixNano())
+			return nil
+		})
 	}
 	return context.WithValue(context.Background(), connStateKey{}, st)
 }
@@ -122,17 +125,24 @@ func (t *connTracker) drain(ctx context.Context, atLeast int64) {
 	t.draining.Store(true)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var quiet []*connState
 	for {
 		now := time.Now()
 		t.mu.Lock()
 		for st := range t.conns {
 			if st.idle(now) {
-				st.conn.Close()
+				quiet = append(quiet, st)
 				delete(t.conns, st)
 			}
 		}
 		left, seen := len(t.conns), t.accepted
 		t.mu.Unlock()
+		// Closed outside the lock: netpoll may run the close callback,
+		// which takes it, right inside Close.
+		for _, st := range quiet {
+			st.conn.Close()
+		}
+		quiet = quiet[:0]
 		if left == 0 && seen >= atLeast {
 			return
 		}

@@ -1,10 +1,6 @@
 package worker
 
-import (
-	"os"
-
-	"github.com/cloudwego/netpoll"
-)
+import "github.com/cloudwego/netpoll"
 
 // netpoll gives every connection an 8 KiB input buffer, and a connection
 // keeps its last buffer node for as long as it is open: for an open stream,
@@ -14,7 +10,7 @@ import (
 // read size while reads fill it). 2 KiB saved 2 KiB more per stream but
 // cost the 100 KB streamed request ~7% (more reads per answer).
 func init() {
-	if err := netpoll.Configure(netpoll.Config{BufferSize: 4 << 10, LoggerOutput: netpollLog{os.Stderr}}); err != nil {
+	if err := netpoll.Configure(netpoll.Config{BufferSize: 4 << 10}); err != nil {
 		panic(err)
 	}
 }

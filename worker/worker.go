@@ -202,9 +202,15 @@ func Run(ctx context.Context, o Options) error {
 			// stopped gate causes on purpose (see acceptGate): the engine is
 			// done, and the connections it accepted are still served.
 			if r := recover(); r != nil {
-				if !gate.stopped.Load() {
+				if !gate.stopped.Load() || r != "netpoll server exit" {
 					panic(r)
 				}
+				// netpoll has taken the socket out of its poller: close
+				// this worker's copies now (as its Shutdown would), so that
+				// a socket no successor took over (an upgrade to fewer
+				// workers) leaves the port's group instead of queueing
+				// connections nobody accepts.
+				gate.Close() //nolint:errcheck // nothing to do about it
 				served <- nil
 			}
 		}()
@@ -256,9 +262,9 @@ func Run(ctx context.Context, o Options) error {
 var ErrGracefulStop = errors.New("graceful stop")
 
 // ErrHandover, as the cause of Run's context, says another worker accepts
-// on this worker's socket from now on (a binary upgrade's new worker, or
-// this slot's replacement): stop accepting and drain for shutdown_timeout,
-// closing no connection before its request has been read.
+// on this worker's socket from now on (a binary upgrade's new worker):
+// stop accepting, and close each connection only once it is quiet, within
+// shutdown_timeout.
 var ErrHandover = errors.New("hand-over")
 
 // gracefulForever is the drain deadline of a graceful stop: none, in effect.

@@ -181,27 +181,28 @@ func runWorker(args []string) error {
 		}
 	}
 
-	// TERM, INT, QUIT, WINCH: drain and exit. HUP and USR2 belong to the
-	// supervisor; a worker must not die of them (their default action).
+	// TERM, INT, QUIT, USR2: drain and exit. HUP belongs to the
+	// supervisor; a worker must not die of it (its default action).
 	// USR1 (reopen the usage log) is handled in worker.Run.
-	// QUIT is nginx's graceful stop: drain with no deadline. WINCH is a
-	// hand-over: another worker accepts on the same socket (a binary
-	// upgrade's, or this slot's replacement).
+	// QUIT is nginx's graceful stop: drain with no deadline. USR2, from
+	// the supervisor at a binary upgrade, is a hand-over: the new
+	// supervisor's workers accept on the same sockets. (Not WINCH, which a
+	// terminal sends the whole process group when its window is resized.)
 	ctx, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
 	stopSigs := make(chan os.Signal, 1)
-	signal.Notify(stopSigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGWINCH)
+	signal.Notify(stopSigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR2)
 	go func() {
 		switch <-stopSigs {
 		case syscall.SIGQUIT:
 			stop(worker.ErrGracefulStop)
-		case syscall.SIGWINCH:
+		case syscall.SIGUSR2:
 			stop(worker.ErrHandover)
 		default:
 			stop(nil)
 		}
 	}()
-	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1)
 
 	return worker.Run(ctx, worker.Options{
 		Slot: *slot, Listener: ln, Config: cfg, Log: log,
