@@ -50,14 +50,14 @@ func ConfigCellNames(c *config.Config) []string {
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
 
-// StatsCellNames are the fixed cells every configuration has.
-var StatsCellNames = []string{BodyBytesCell, GenerationCell, FleetCell}
+// statsCellNames are the fixed cells every configuration has.
+var statsCellNames = []string{BodyBytesCell, GenerationCell, FleetCell}
 
 // CellNames lists every cell a configuration uses: the stats cells and its
 // keys', models' and backends'. A cell whose name is not in the list of the
 // configuration in force is one a reload or an upgrade may retire.
 func CellNames(c *config.Config) []string {
-	return append(append([]string(nil), StatsCellNames...), ConfigCellNames(c)...)
+	return append(append([]string(nil), statsCellNames...), ConfigCellNames(c)...)
 }
 
 // AllocConfig allocates every cell the configuration names, and the stats

@@ -221,8 +221,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	case <-ctx.Done():
 	}
-	handover := context.Cause(ctx) == ErrHandover
-	if context.Cause(ctx) == ErrGracefulStop {
+	cause := context.Cause(ctx)
+	handover := cause == ErrHandover
+	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
 	} else {
@@ -250,8 +251,8 @@ func Run(ctx context.Context, o Options) error {
 	// came first: the exit closes the rest), and netpoll may have dropped
 	// the stopped listener already, which ends Run: Shutdown then only says
 	// the engine is not running. Not worth failing the exit for.
-	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded {
-		o.Log.Debug("engine shutdown", "err", err)
+	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded && !handover {
+		return err
 	}
 	return nil
 }

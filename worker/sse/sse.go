@@ -128,8 +128,10 @@ func Inspect(event []byte) Event {
 				usageAt = v
 			}
 		case hasKey(key, "choices"):
-			if e := skipSpace(data, v+1); data[v] == '[' && e < len(data) && data[e] != ']' {
-				hasChoices = true
+			if data[v] == '[' {
+				if e := skipSpace(data, v+1); e < len(data) && data[e] != ']' {
+					hasChoices = true
+				}
 			}
 		}
 	}
