@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ const (
 	DefaultAdmin           = "127.0.0.1:9090"
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxBody         = 32 << 20
+	DefaultBodyMemory      = 4 << 20
 	DefaultUsageLog        = "stdout"
 	DefaultGoMaxProcs      = 1
 	DefaultGOGC            = 100
@@ -56,6 +58,13 @@ type Config struct {
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 	// MaxBody is the largest request body accepted ("32MiB", "512KiB" or bytes).
 	MaxBody ByteSize `yaml:"max_body"`
+	// BodyMemory bounds the request bodies each worker holds in memory
+	// (default 4MiB): a body that would pass it goes to a temporary file in
+	// BodyTempDir while it is kept for retries.
+	BodyMemory ByteSize `yaml:"body_memory"`
+	// BodyTempDir is the directory of those files ("" is $TMPDIR, else
+	// /tmp); "off" keeps every body in memory.
+	BodyTempDir string `yaml:"body_temp_dir"`
 	// UsageLog is where the one-line-per-request usage log goes: "stdout",
 	// "off" or a file path (opened for append).
 	UsageLog string `yaml:"usage_log"`
@@ -364,13 +373,25 @@ func diff(out *[]string, field string, a, b any) {
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
 // per key, one per model (its queue), one per backend of each model, and
-// one for the gateway's own gauges.
+// four for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 3 + len(c.Keys) + len(c.Models)
+	n := 4 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}
 	return n
+}
+
+// BodyTempDirPath is the directory spilled request bodies go to, or ""
+// when body_temp_dir is "off".
+func (c *Config) BodyTempDirPath() string {
+	switch c.BodyTempDir {
+	case "off":
+		return ""
+	case "":
+		return os.TempDir()
+	}
+	return c.BodyTempDir
 }
 
 // applyDefaults fills every field the file left out.
@@ -392,6 +413,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	if c.BodyMemory == 0 {
+		c.BodyMemory = DefaultBodyMemory
 	}
 	if c.UsageLog == "" {
 		c.UsageLog = DefaultUsageLog

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,12 @@ func TestParseValidAndDefaults(t *testing.T) {
 	}
 	if time.Duration(c.ShutdownTimeout) != 30*time.Second || c.MaxBody != 32<<20 {
 		t.Errorf("defaults: shutdown=%v max_body=%d", time.Duration(c.ShutdownTimeout), c.MaxBody)
+	}
+	if c.BodyMemory != 4<<20 || c.BodyTempDirPath() != os.TempDir() {
+		t.Errorf("defaults: body_memory=%d body_temp_dir=%q", c.BodyMemory, c.BodyTempDirPath())
+	}
+	if off, _ := Parse("off.yaml", []byte(validYAML+"body_temp_dir: \"off\"\n")); off == nil || off.BodyTempDirPath() != "" {
+		t.Errorf("body_temp_dir: off → %+v", off)
 	}
 	if got := c.Models[0].Backends[0].Slots; got != 16 {
 		t.Errorf("slots = %d", got)
@@ -75,7 +82,10 @@ func TestParseProblems(t *testing.T) {
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
-		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 6 shared-memory cells", "raise shm_cells"}},
+		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 7 shared-memory cells", "raise shm_cells"}},
+		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
+		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},
+		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "body_memory"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 	}
 	for _, tc := range cases {

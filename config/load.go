@@ -266,10 +266,17 @@ func (c *Config) validate() Problems {
 	if c.UsageLogFlush < 0 {
 		add("usage_log_flush", "must be 0 (a write per line) or more, got %s", time.Duration(c.UsageLogFlush))
 	}
+	if dir := c.BodyTempDirPath(); dir != "" {
+		if fi, err := os.Stat(dir); err != nil {
+			add("body_temp_dir", "%v (a directory for request bodies over body_memory, or \"off\")", err)
+		} else if !fi.IsDir() {
+			add("body_temp_dir", "%s is not a directory", dir)
+		}
+	}
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {
-		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and three for the gateway's own gauges) "+
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and four for the gateway's own gauges) "+
 			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps

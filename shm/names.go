@@ -26,6 +26,16 @@ func BackendCell(model, url string) string {
 // retries (its column), for the sluice_request_body_bytes_held gauge.
 const BodyBytesCell = "stats/request_body_bytes"
 
+// BodySpillCell counts, in each worker's column, the bytes of the request
+// bodies it holds in temporary files (body_memory), and in scalar
+// SpilledBodiesScalar how many bodies went to a file since the region was
+// made, for sluice_request_body_bytes_spilled and
+// sluice_request_bodies_spilled_total.
+const BodySpillCell = "stats/request_body_spilled"
+
+// SpilledBodiesScalar is BodySpillCell's count of spilled bodies.
+const SpilledBodiesScalar = 0
+
 // GenerationCell holds, as each worker's mark, the oldest configuration
 // generation a request running in that worker may still use.
 const GenerationCell = "stats/route_generation"
@@ -50,8 +60,11 @@ func ConfigCellNames(c *config.Config) []string {
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
 
+// statsPrefix begins the names of the stats cells.
+const statsPrefix = "stats/"
+
 // statsCellNames are the fixed cells every configuration has.
-var statsCellNames = []string{BodyBytesCell, GenerationCell, FleetCell}
+var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell}
 
 // CellNames lists every cell a configuration uses: the stats cells and its
 // keys', models' and backends'. A cell whose name is not in the list of the

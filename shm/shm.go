@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -328,10 +329,14 @@ func (r *Region) Cells(fn func(name string, c *Cell)) {
 // ReleaseColumn gives back everything worker column col holds in every
 // cell: its held counts go to zero and its marks are cleared. The
 // supervisor calls it when a worker has died, before a new worker takes
-// the column.
+// the column. released sums the places (slots, queue and concurrency
+// places) it held; the stats cells' bytes are cleared, not counted.
 func (r *Region) ReleaseColumn(col int) (released int64) {
-	r.Cells(func(_ string, c *Cell) {
-		released += atomic.SwapInt64(&c.w[cColumns+col], 0)
+	r.Cells(func(name string, c *Cell) {
+		held := atomic.SwapInt64(&c.w[cColumns+col], 0)
+		if !strings.HasPrefix(name, statsPrefix) {
+			released += held
+		}
 		atomic.StoreInt64(&c.w[cColumns+c.cols+col], NoMark)
 	})
 	return released

@@ -304,3 +304,20 @@ func BenchmarkGCRA(b *testing.B) {
 		c.GCRA(RequestTAT, r.Now(), 1, 1<<62)
 	}
 }
+
+// A dead worker's held body bytes are cleared with its places, but only
+// the places are counted as given back (bytes are not places).
+func TestReleaseColumnCountsPlacesNotStats(t *testing.T) {
+	r, _ := Create(16, 2)
+	defer r.Close()
+	slots, _ := r.Alloc("backend/m/http://b")
+	body, _ := r.Alloc(BodyBytesCell)
+	slots.Add(1, 2)
+	body.Add(1, 100_000)
+	if got := r.ReleaseColumn(1); got != 2 {
+		t.Fatalf("released %d, want the 2 places", got)
+	}
+	if slots.Held(1) != 0 || body.Held(1) != 0 {
+		t.Fatalf("after release: slots %d, body bytes %d held", slots.Held(1), body.Held(1))
+	}
+}

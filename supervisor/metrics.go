@@ -71,6 +71,10 @@ var (
 		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
 	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
 		"Request body bytes kept for retries, all workers together: a body is let go when its response starts.", nil, nil)
+	descBodySpilled = prometheus.NewDesc("sluice_request_body_bytes_spilled",
+		"Of the request body bytes held, those in temporary files (bodies that would have taken a worker past body_memory).", nil, nil)
+	descBodiesSpilled = prometheus.NewDesc("sluice_request_bodies_spilled_total",
+		"Request bodies written to a temporary file since the shared region was made.", nil, nil)
 	descFleet = prometheus.NewDesc("sluice_fleet_replicas",
 		"Live gateway replicas the key limits are divided by (fleet.nomad_service; 1 without it).", nil, nil)
 	descGeneration = prometheus.NewDesc("sluice_config_generation",
@@ -120,6 +124,11 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if cell := r.Lookup(shm.BodyBytesCell); cell != nil {
 		gauge(descBodyBytes, float64(cell.Total()))
+	}
+	if cell := r.Lookup(shm.BodySpillCell); cell != nil {
+		gauge(descBodySpilled, float64(cell.Total()))
+		ch <- prometheus.MustNewConstMetric(descBodiesSpilled, prometheus.CounterValue,
+			float64(atomic.LoadInt64(cell.Scalar(shm.SpilledBodiesScalar))))
 	}
 	if cell := r.Lookup(shm.FleetCell); cell != nil {
 		gauge(descFleet, float64(max(1, atomic.LoadInt64(cell.Scalar(0)))))

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/sse"
 	"github.com/sluice-gw/sluice/worker/upstream"
@@ -126,13 +124,21 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 
 	// 2. body
 	maxBody := g.maxBody.Load()
-	body, pooled, aerr := readBody(c, maxBody)
-	if aerr == errBodyTooLarge {
+	body, held, aerr := g.readBody(c, maxBody)
+	switch aerr {
+	case errBodyTooLarge:
 		rec.status, rec.errCode = aerr.status, aerr.code
 		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
 			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
 		return
+	case errBodyBuffer: // the rest of the body is unread
+		rec.status, rec.errCode = aerr.status, aerr.code
+		refuseAndClose(c, aerr)
+		return
 	}
+	// The body is kept for retries until the response starts flowing to the
+	// client; held counts it for as long as it is kept.
+	x.held = held
 	if aerr != nil {
 		g.fail(c, rec, aerr)
 		return
@@ -144,10 +150,6 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		c.Request.ResetBody()
 	}
 	rec.bytesIn = int64(len(body))
-	// The body is kept for retries until the response starts flowing to the
-	// client; held counts it in the shared gauge for as long as it is kept.
-	held := g.holdBody(len(body), pooled)
-	x.held = held
 
 	// 3. scan
 	scan, aerr := scanBody(body)
@@ -436,49 +438,6 @@ func errUnauthorized(c *app.RequestContext) *apiError {
 	return errInvalid(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
 }
 
-// errBodyTooLarge is readBody's refusal of a body over max_body.
-var errBodyTooLarge = errInvalid(http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
-
-// readBody reads the request body into memory, refusing one over max
-// without reading it: a declared Content-Length over the cap is refused
-// before a byte of the body is read, a chunked body as soon as it passes
-// the cap (errBodyTooLarge; the caller closes the connection).
-//
-// A body with a declared length is read into a pooled buffer (pooled; give
-// it back with putBody once nothing uses the body).
-func readBody(c *app.RequestContext, max int64) (body []byte, pooled *[]byte, _ *apiError) {
-	declared := int64(c.Request.Header.ContentLength())
-	if declared > max {
-		return nil, nil, errBodyTooLarge
-	}
-	if !c.Request.IsBodyStream() {
-		return c.Request.Body(), nil, nil
-	}
-	r := c.Request.BodyStream()
-	if declared >= 0 {
-		body, pooled = getBody(int(declared))
-		if _, err := io.ReadFull(r, body); err != nil {
-			putBody(pooled)
-			return nil, nil, errIncompleteBody()
-		}
-		return body, pooled, nil
-	}
-	// Chunked: grow as it arrives, never past max+1.
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, nil, errIncompleteBody()
-	}
-	if n > max {
-		return nil, nil, errBodyTooLarge
-	}
-	return buf.Bytes(), nil, nil
-}
-
-func errIncompleteBody() *apiError {
-	return errInvalid(http.StatusBadRequest, "incomplete_body", "The request body ended before its declared length.")
-}
-
 // scanBody validates the body as JSON in one pass and finds its fields.
 func scanBody(body []byte) (reqscan.Request, *apiError) {
 	r, err := reqscan.Scan(body)
@@ -508,33 +467,6 @@ func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *ba
 
 // headerPool holds the buffers the forwarded header lines are built in.
 var headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// bodyHold counts a request body the handler keeps, in this worker's
-// column of the shared body-bytes gauge, until release, which also gives
-// its buffer back to the pool.
-type bodyHold struct {
-	cell   *shm.Cell
-	col    int
-	n      int64
-	pooled *[]byte
-}
-
-func (g *gateway) holdBody(n int, pooled *[]byte) *bodyHold {
-	h := &bodyHold{cell: g.bodyBytes, col: g.col, n: int64(n), pooled: pooled}
-	h.cell.Add(h.col, h.n)
-	return h
-}
-
-// release uncounts the body and gives its buffer back; once is enough,
-// more is harmless. Nothing may use the body afterwards.
-func (h *bodyHold) release() {
-	if h.n != 0 {
-		h.cell.Add(h.col, -h.n)
-		h.n = 0
-	}
-	putBody(h.pooled)
-	h.pooled = nil
-}
 
 // streamBufPool holds the buffers SSE is relayed through. 8 KiB holds many
 // ~330-byte events. A stream takes one only when the backend has sent

@@ -48,7 +48,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 		stopHealth()
 		return fmt.Errorf("usage_log: %w", err)
 	}
-	g.maxBody.Store(int64(cfg.MaxBody))
+	g.setBodyLimits(cfg)
 	debug.SetGCPercent(cfg.GOGC)
 	g.routes.Store(rt)
 	g.stopHealth()

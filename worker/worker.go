@@ -58,8 +58,14 @@ type gateway struct {
 	region *shm.Region
 	col    int
 	queues *queues
-	// bodyBytes is the shared gauge of request bodies kept for retries.
-	bodyBytes *shm.Cell
+	// bodyBytes is the shared gauge of request bodies kept for retries;
+	// spilled the gauge of those in temporary files and their count.
+	bodyBytes, spilled *shm.Cell
+	// memBodies is the bytes of request bodies this worker holds in memory,
+	// held under bodyMemory by spilling to files in bodyTempDir (nil: off).
+	memBodies, bodyMemory atomic.Int64
+	bodyTempDir           atomic.Pointer[string]
+	spillWarned           atomic.Int64 // when a failing temporary file was last logged (unix ns)
 	// fleet holds the number of gateway replicas key limits are shared by.
 	fleet *shm.Cell
 	// genCell's mark in this worker's column is the oldest configuration
@@ -112,11 +118,13 @@ func Run(ctx context.Context, o Options) error {
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
-	g.maxBody.Store(int64(cfg.MaxBody))
+	g.setBodyLimits(cfg)
 	debug.SetGCPercent(cfg.GOGC)
-	g.bodyBytes, g.genCell, g.fleet = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
-	if g.bodyBytes == nil || g.genCell == nil || g.fleet == nil {
-		return fmt.Errorf("shared region lacks the cells %s, %s and %s", shm.BodyBytesCell, shm.GenerationCell, shm.FleetCell)
+	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
+	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
+	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
+		return fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
+			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
 	}
 	routes, err := compileRoutes(cfg, region, g.queues)
 	if err != nil {

@@ -1,0 +1,113 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// Bodies over body_memory go to a temporary file in body_temp_dir and come
+// out unchanged: to the backend, and to the next backend on a retry (the
+// file is kept, mapped, until the response starts). The files are never
+// visible in the directory (unlinked from birth) and are gone once the
+// response has started: the spilled gauge goes back to zero. Fails if
+// bodies stay in memory (the spilled count stays 0), if a retry loses the
+// body, or if a file is left behind.
+func TestLargeBodiesSpillToFile(t *testing.T) {
+	ok := startBackend(t, fakevllm.Options{Tokens: 2})
+	bad := startBackend(t, fakevllm.Options{FailStatus: 503})
+	tmp := t.TempDir()
+	cfg, _ := twoBackendConfig(t, bad.URL(), ok.URL(), "")
+	cfg = strings.Replace(cfg, "keys:", fmt.Sprintf("body_memory: 1KiB\nbody_temp_dir: %s\nkeys:", tmp), 1)
+	g := startGateway(t, cfg)
+	metric := func(name string) float64 { v, _ := g.metric(name, nil); return v }
+
+	const n = 6
+	for i := 0; i < n; i++ {
+		stream := i%2 == 0
+		sent := chatBody("m", stream, fmt.Sprintf("%d %s", i, strings.Repeat("a long document ", 200<<10/16)))
+		res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, sent, nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d (stream %v): %d %s", i, stream, res.StatusCode, out)
+		}
+		if stream && !bytes.Contains(out, []byte("data: [DONE]")) {
+			t.Fatalf("request %d: stream without [DONE]: %.200s", i, out)
+		}
+		if !stream && !receivedBody(ok, sent) {
+			t.Fatalf("request %d reached the healthy backend without its exact body", i)
+		}
+	}
+	if got := metric("sluice_request_bodies_spilled_total"); got != n {
+		t.Fatalf("sluice_request_bodies_spilled_total = %v, want %d (every body is over body_memory)", got, n)
+	}
+	await(t, "the spilled bytes to be let go", func() bool { return metric("sluice_request_body_bytes_spilled") == 0 })
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		t.Fatalf("body_temp_dir holds %v (%v), want nothing", entries, err)
+	}
+
+	// While the backend has not answered, the spilled body is held and
+	// counted; once the stream's headers are out it is let go.
+	sent := chatBody("m", true, strings.Repeat("held document ", 100<<10/14))
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(sent))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("X-Fake-Hold-Headers", "spill-headers")
+	answered := make(chan *http.Response, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- res
+	}()
+	await(t, "the healthy backend to hold the request", func() bool { return ok.Running() == 1 })
+	if v := metric("sluice_request_body_bytes_spilled"); v < float64(len(sent)) {
+		t.Fatalf("spilled bytes while the backend holds the request: %v, want >= %d", v, len(sent))
+	}
+	ok.Release("spill-headers")
+	res := <-answered
+	if res == nil {
+		t.FailNow()
+	}
+	defer res.Body.Close()
+	if ev := readEvents(t, bufio.NewReader(res.Body)); len(ev) == 0 || ev[len(ev)-1] != "[DONE]" {
+		t.Fatalf("held stream events: %q", ev)
+	}
+	await(t, "the held body to be let go", func() bool { return metric("sluice_request_body_bytes_spilled") == 0 })
+}
+
+// A body_temp_dir that goes away under a running gateway costs no request:
+// bodies stay in memory, and the failure is logged (once, not per request).
+func TestSpillFallsBackToMemory(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	tmp := filepath.Join(t.TempDir(), "bodies")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, baseConfig(be.URL(), usage, "body_memory: 1KiB\nbody_temp_dir: "+tmp))
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		sent := chatBody("m", false, fmt.Sprintf("%d %s", i, strings.Repeat("x", 100<<10)))
+		res, out := post(t, http.DefaultClient, g.URL+"/v1/chat/completions", keyAll, sent, nil)
+		if res.StatusCode != 200 || !receivedBody(be, sent) {
+			t.Fatalf("request %d: %d %s (body received intact: %v)", i, res.StatusCode, out, receivedBody(be, sent))
+		}
+	}
+	g.awaitLog("request body could not go to a temporary file; bodies stay in memory until one can")
+	if v, _ := g.metric("sluice_request_bodies_spilled_total", nil); v != 0 {
+		t.Fatalf("sluice_request_bodies_spilled_total = %v with no directory to spill to", v)
+	}
+	// Two workers: at most one line each within the minute.
+	if n := strings.Count(g.stderr.String(), "request body could not go to a temporary file"); n > 2 {
+		t.Fatalf("the failure was logged %d times for 4 requests, want once per worker", n)
+	}
+}

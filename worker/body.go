@@ -1,0 +1,189 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// errBodyTooLarge is readBody's refusal of a body over max_body.
+var errBodyTooLarge = errInvalid(http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
+
+// errBodyBuffer is readBody's refusal when a spilled body's temporary file
+// failed part way (the disk is full, say): the rest of the body is unread,
+// so the caller closes the connection.
+var errBodyBuffer = errServer(http.StatusServiceUnavailable, "body_buffer_failed",
+	"The gateway could not buffer the request body; try again.")
+
+func errIncompleteBody() *apiError {
+	return errInvalid(http.StatusBadRequest, "incomplete_body", "The request body ended before its declared length.")
+}
+
+// readBody reads the request body, refusing one over max without reading
+// it: a declared Content-Length over the cap is refused before a byte of
+// the body is read, a chunked body as soon as it passes the cap
+// (errBodyTooLarge; the caller closes the connection, as for errBodyBuffer).
+//
+// The body is held — counted, and kept for retries — from before its first
+// byte is read until the returned hold is released. A body with a declared
+// length goes into a pooled buffer, or, when it would take the worker's
+// bodies in memory past body_memory, into a temporary file (bodyfile.go)
+// whose mapping is the returned slice; bodies hertz read whole with the
+// headers, and chunked ones, stay in memory.
+func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold, *apiError) {
+	declared := int64(c.Request.Header.ContentLength())
+	if declared > max {
+		return nil, nil, errBodyTooLarge
+	}
+	if !c.Request.IsBodyStream() {
+		body := c.Request.Body()
+		return body, g.holdBody(int64(len(body))), nil
+	}
+	r := c.Request.BodyStream()
+	if declared > 0 && g.shouldSpill(declared) {
+		h, aerr := g.spill(r, declared)
+		if h != nil || aerr != nil {
+			return h.body(), h, aerr
+		}
+		// No temporary file could be made: the body, still unread, stays in memory.
+	}
+	if declared >= 0 {
+		h := g.holdBody(declared)
+		body, pooled := getBody(int(declared))
+		h.pooled = pooled
+		if _, err := io.ReadFull(r, body); err != nil {
+			h.release()
+			return nil, nil, errIncompleteBody()
+		}
+		return body, h, nil
+	}
+	// Chunked: grow as it arrives, never past max+1.
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, nil, errIncompleteBody()
+	}
+	if n > max {
+		return nil, nil, errBodyTooLarge
+	}
+	return buf.Bytes(), g.holdBody(n), nil
+}
+
+// shouldSpill reports whether a body of n bytes goes to a temporary file:
+// spilling is on (body_temp_dir is not "off") and the bodies this worker
+// holds in memory would pass body_memory with it. Uploads running at the
+// same moment may each pass the check; the overshoot is at most theirs.
+func (g *gateway) shouldSpill(n int64) bool {
+	return g.bodyTempDir.Load() != nil && g.memBodies.Load()+n > g.bodyMemory.Load()
+}
+
+// spill reads the body into a temporary file. It returns (nil, nil) when no
+// file could be made, before anything was read: the caller reads the body
+// into memory instead.
+func (g *gateway) spill(r io.Reader, n int64) (*bodyHold, *apiError) {
+	dir := *g.bodyTempDir.Load()
+	s, err := newSpilledBody(dir)
+	if err != nil {
+		g.warnSpill(err)
+		return nil, nil
+	}
+	h := g.holdBody(n)
+	h.file = s
+	h.moveToSpilled()
+	if err := s.fill(r, n); err != nil {
+		h.release()
+		if errors.Is(err, errSpillRead) {
+			return nil, errIncompleteBody()
+		}
+		g.warnSpill(err)
+		return nil, errBodyBuffer
+	}
+	return h, nil
+}
+
+// spillWarnEvery bounds the log lines of a failing body_temp_dir.
+const spillWarnEvery = time.Minute
+
+// warnSpill logs a temporary file's failure, at most once per spillWarnEvery.
+func (g *gateway) warnSpill(err error) {
+	now := time.Now().UnixNano()
+	last := g.spillWarned.Load()
+	if now-last < int64(spillWarnEvery) || !g.spillWarned.CompareAndSwap(last, now) {
+		return
+	}
+	g.log.Error("request body could not go to a temporary file; bodies stay in memory until one can",
+		"err", err, "next_report_in", spillWarnEvery.String())
+}
+
+// bodyHold counts a request body the handler keeps: its bytes in this
+// worker's column of the shared held-bytes gauge, and in the worker's own
+// count of bodies in memory or in the spilled gauge. release gives its
+// buffer or file back.
+type bodyHold struct {
+	g      *gateway
+	n      int64
+	pooled *[]byte       // the pooled buffer of a body in memory
+	file   *spilledBody  // the temporary file of a spilled body
+	mem    *atomic.Int64 // where the body counts besides the held gauge: memBodies, or nil when spilled
+}
+
+func (g *gateway) holdBody(n int64) *bodyHold {
+	h := &bodyHold{g: g, n: n, mem: &g.memBodies}
+	g.bodyBytes.Add(g.col, n)
+	g.memBodies.Add(n)
+	return h
+}
+
+// moveToSpilled counts the body as spilled, not in memory.
+func (h *bodyHold) moveToSpilled() {
+	h.g.memBodies.Add(-h.n)
+	h.mem = nil
+	h.g.spilled.Add(h.g.col, h.n)
+	atomic.AddInt64(h.g.spilled.Scalar(shm.SpilledBodiesScalar), 1)
+}
+
+// body is the bytes of a spilled body (its mapping).
+func (h *bodyHold) body() []byte {
+	if h == nil || h.file == nil {
+		return nil
+	}
+	return h.file.mem
+}
+
+// release uncounts the body and gives its buffer or file back; once is
+// enough, more is harmless. Nothing may use the body afterwards.
+func (h *bodyHold) release() {
+	if h.n != 0 {
+		h.g.bodyBytes.Add(h.g.col, -h.n)
+		if h.mem != nil {
+			h.mem.Add(-h.n)
+		} else {
+			h.g.spilled.Add(h.g.col, -h.n)
+		}
+		h.n = 0
+	}
+	putBody(h.pooled)
+	h.pooled = nil
+	h.file.close()
+	h.file = nil
+}
+
+// setBodyLimits takes max_body, body_memory and body_temp_dir from cfg (at
+// start and on every reload).
+func (g *gateway) setBodyLimits(cfg *config.Config) {
+	g.maxBody.Store(int64(cfg.MaxBody))
+	g.bodyMemory.Store(int64(cfg.BodyMemory))
+	if dir := cfg.BodyTempDirPath(); dir != "" {
+		g.bodyTempDir.Store(&dir)
+	} else {
+		g.bodyTempDir.Store(nil)
+	}
+}

@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Request bodies that would take a worker past body_memory go to a
+// temporary file instead of its heap, as nginx does past
+// client_body_buffer_size. Why: a body is held from its first byte until
+// its response starts (for retries), and while requests queue or uploads
+// overlap, bodies held in memory make the heap — and the collector's goal,
+// twice the live heap — grow with prompt size; the pages of a file are the
+// kernel's to write back or drop. The file is unlinked from birth, so
+// nothing is left behind by a crash, and mapped read-only while the
+// gateway needs its bytes: the scan, the rewrite's pieces and every
+// retry's writev read the mapping, and nothing is copied back into the heap.
+
+// spilledBody is a request body in an unlinked temporary file, mapped.
+type spilledBody struct {
+	f   *os.File
+	mem []byte // the mapping: the body's bytes
+}
+
+// copyBufPool holds the buffers a spilled body is copied to its file through.
+var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// errSpillRead is spillBody's error when the client's body ended early or
+// its connection failed: the client's fault, not the file's.
+var errSpillRead = errors.New("reading the request body")
+
+// newSpilledBody makes an empty body file in dir.
+func newSpilledBody(dir string) (*spilledBody, error) {
+	f, err := openTemp(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &spilledBody{f: f}, nil
+}
+
+// fill copies exactly n bytes (n > 0) of r to the file and maps them. An
+// error wrapping errSpillRead means r ended or failed first; any other
+// error is the file's (the directory, the disk). The caller closes s
+// either way.
+func (s *spilledBody) fill(r io.Reader, n int64) error {
+	bp := copyBufPool.Get().(*[]byte)
+	defer copyBufPool.Put(bp)
+	buf := *bp
+	for left := n; left > 0; {
+		chunk := buf[:min(int64(len(buf)), left)]
+		got, rerr := io.ReadAtLeast(r, chunk, 1)
+		if _, err := s.f.Write(chunk[:got]); err != nil {
+			return fmt.Errorf("writing the request body to a temporary file: %w", err)
+		}
+		left -= int64(got)
+		if rerr != nil && left > 0 {
+			return fmt.Errorf("%w: %v", errSpillRead, rerr)
+		}
+	}
+	// MAP_POPULATE: the pages are in the page cache, just written; map them
+	// all now rather than fault them in 64 KiB at a time during the scan.
+	mem, err := unix.Mmap(int(s.f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return fmt.Errorf("mapping the request body's temporary file: %w", err)
+	}
+	s.mem = mem
+	return nil
+}
+
+// openTemp creates an unlinked file in dir: O_TMPFILE where the file
+// system has it (never named, so nothing to remove after a crash), else a
+// named file removed at once.
+func openTemp(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), dir), nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, fmt.Errorf("body_temp_dir %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "sluice-body-*")
+	if err != nil {
+		return nil, fmt.Errorf("body_temp_dir: %w", err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("body_temp_dir: %w", err)
+	}
+	return f, nil
+}
+
+// close unmaps the body and closes its file, which frees its pages: nothing
+// may use the body afterwards. Once is enough, more is harmless.
+func (s *spilledBody) close() {
+	if s == nil || s.f == nil {
+		return
+	}
+	if s.mem != nil {
+		unix.Munmap(s.mem)
+		s.mem = nil
+	}
+	s.f.Close()
+	s.f = nil
+}
