@@ -85,7 +85,7 @@ func TestParseProblems(t *testing.T) {
 		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 7 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
 		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},
-		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "body_memory"}},
+		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "not a size"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 	}
 	for _, tc := range cases {
