@@ -20,7 +20,7 @@ const (
 	DefaultAdmin           = "127.0.0.1:9090"
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxBody         = 32 << 20
-	DefaultBodyMemory      = 4 << 20
+	DefaultBodyMemory      = 64 << 20
 	DefaultUsageLog        = "stdout"
 	DefaultGoMaxProcs      = 1
 	DefaultGOGC            = 100
@@ -59,7 +59,7 @@ type Config struct {
 	// MaxBody is the largest request body accepted ("32MiB", "512KiB" or bytes).
 	MaxBody ByteSize `yaml:"max_body"`
 	// BodyMemory bounds the request bodies each worker holds in memory
-	// (default 4MiB): a body that would pass it goes to a temporary file in
+	// (default 64MiB): a body that would pass it goes to a temporary file in
 	// BodyTempDir while it is kept for retries.
 	BodyMemory ByteSize `yaml:"body_memory"`
 	// BodyTempDir is the directory of those files ("" is $TMPDIR, else

@@ -35,7 +35,7 @@ func TestParseValidAndDefaults(t *testing.T) {
 	if time.Duration(c.ShutdownTimeout) != 30*time.Second || c.MaxBody != 32<<20 {
 		t.Errorf("defaults: shutdown=%v max_body=%d", time.Duration(c.ShutdownTimeout), c.MaxBody)
 	}
-	if c.BodyMemory != 4<<20 || c.BodyTempDirPath() != os.TempDir() {
+	if c.BodyMemory != 64<<20 || c.BodyTempDirPath() != os.TempDir() {
 		t.Errorf("defaults: body_memory=%d body_temp_dir=%q", c.BodyMemory, c.BodyTempDirPath())
 	}
 	if off, _ := Parse("off.yaml", []byte(validYAML+"body_temp_dir: \"off\"\n")); off == nil || off.BodyTempDirPath() != "" {

@@ -158,6 +158,14 @@ func (h *bodyHold) body() []byte {
 	return h.file.mem
 }
 
+// idle says the body is not read until the next send upstream: a spilled
+// body's pages leave the worker's memory meanwhile (dropPages).
+func (h *bodyHold) idle() {
+	if h != nil {
+		h.file.dropPages()
+	}
+}
+
 // release uncounts the body and gives its buffer or file back; once is
 // enough, more is harmless. Nothing may use the body afterwards.
 func (h *bodyHold) release() {

@@ -94,6 +94,17 @@ func openTemp(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// dropPages takes the body's pages out of the worker's memory until it is
+// read again: they stay in the file (the page cache), and the next read of
+// the mapping — a send upstream — faults them back in. A body that waits
+// in a queue for a slot is then the kernel's to write back or evict, not
+// resident in the worker.
+func (s *spilledBody) dropPages() {
+	if s != nil && s.mem != nil {
+		unix.Madvise(s.mem, unix.MADV_DONTNEED) //nolint:errcheck // advice: on failure the pages just stay
+	}
+}
+
 // close unmaps the body and closes its file, which frees its pages: nothing
 // may use the body afterwards. Once is enough, more is harmless.
 func (s *spilledBody) close() {

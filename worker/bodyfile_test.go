@@ -11,7 +11,8 @@ import (
 )
 
 // A spilled body reads back exactly, through its mapping, from an unlinked
-// file (the directory stays empty), and close lets it go.
+// file (the directory stays empty), also after its pages were dropped, and
+// close lets it go.
 func TestSpilledBodyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := bytes.Repeat([]byte("0123456789abcdef"), 300<<10/16+3) // over several copy buffers, not a multiple of them
@@ -25,6 +26,12 @@ func TestSpilledBodyRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(s.mem, want) {
 		t.Fatalf("mapped body differs: %d bytes, want %d", len(s.mem), len(want))
+	}
+	// Dropped pages come back from the file, not as zeros (MADV_DONTNEED
+	// on a private or anonymous mapping would lose them).
+	s.dropPages()
+	if !bytes.Equal(s.mem, want) {
+		t.Fatal("the body differs after its pages were dropped")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("the directory holds %v: the file should be unlinked", entries)

@@ -24,7 +24,8 @@ import (
 // phases run:
 //
 //	1. auth      Authorization: Bearer → key (401)
-//	2. body      read the body, bounded by max_body (413)
+//	2. body      read the body, bounded by max_body (413); past body_memory
+//	             into a temporary file (503 body_buffer_failed if it fails)
 //	3. scan      find "model" in the JSON (400)
 //	4. route     model → models[] entry (404), key may use it (403)
 //	5. limits    the key's max_concurrent, requests and tokens per minute,
@@ -199,6 +200,10 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	// The edits are pieces between the body's own bytes: nothing is copied.
 	pieces, injected := reqscan.RewritePieces(body, &scan, m.upstreamModel)
 	rec.usageInjected = injected
+
+	// Until the first send the body is not read: a spilled one's pages can
+	// leave memory while the request waits for a slot.
+	held.idle()
 
 	// 7. backend
 	var stack, rotated [16]*backendRoute
