@@ -63,7 +63,7 @@ type Config struct {
 	// BodyTempDir while it is kept for retries.
 	BodyMemory ByteSize `yaml:"body_memory"`
 	// BodyTempDir is the directory of those files ("" is $TMPDIR, else
-	// /tmp); "off" keeps every body in memory.
+	// /var/tmp); "off" keeps every body in memory.
 	BodyTempDir string `yaml:"body_temp_dir"`
 	// UsageLog is where the one-line-per-request usage log goes: "stdout",
 	// "off" or a file path (opened for append).
@@ -389,7 +389,12 @@ func (c *Config) BodyTempDirPath() string {
 	case "off":
 		return ""
 	case "":
-		return os.TempDir()
+		// Not os.TempDir's /tmp: that is a tmpfs (memory) on many systems,
+		// where a spilled body would stay in RAM; /var/tmp is on disk.
+		if dir := os.Getenv("TMPDIR"); dir != "" {
+			return dir
+		}
+		return "/var/tmp"
 	}
 	return c.BodyTempDir
 }

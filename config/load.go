@@ -266,7 +266,7 @@ func (c *Config) validate() Problems {
 	if c.UsageLogFlush < 0 {
 		add("usage_log_flush", "must be 0 (a write per line) or more, got %s", time.Duration(c.UsageLogFlush))
 	}
-	if dir := c.BodyTempDirPath(); dir != "" {
+	if dir := c.BodyTempDir; dir != "" && dir != "off" { // the default is looked at when used
 		if fi, err := os.Stat(dir); err != nil {
 			add("body_temp_dir", "%v (a directory for request bodies over body_memory, or \"off\")", err)
 		} else if !fi.IsDir() {

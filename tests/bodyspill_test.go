@@ -102,7 +102,9 @@ func TestSpillFallsBackToMemory(t *testing.T) {
 			t.Fatalf("request %d: %d %s (body received intact: %v)", i, res.StatusCode, out, receivedBody(be, sent))
 		}
 	}
-	g.awaitLog("request body could not go to a temporary file; bodies stay in memory until one can")
+	if l := g.awaitLog("request body could not go to a temporary file"); l["body"] != "kept in memory" {
+		t.Fatalf("log line %v: want body=kept in memory", l)
+	}
 	if v, _ := g.metric("sluice_request_bodies_spilled_total", nil); v != 0 {
 		t.Fatalf("sluice_request_bodies_spilled_total = %v with no directory to spill to", v)
 	}

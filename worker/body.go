@@ -48,10 +48,10 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 		return body, g.holdBody(int64(len(body))), nil
 	}
 	r := c.Request.BodyStream()
-	if declared > 0 && g.shouldSpill(declared) {
-		h, aerr := g.spill(r, declared)
+	if dir := g.spillDir(declared); dir != "" {
+		h, body, aerr := g.spill(dir, r, declared)
 		if h != nil || aerr != nil {
-			return h.body(), h, aerr
+			return body, h, aerr
 		}
 		// No temporary file could be made: the body, still unread, stays in memory.
 	}
@@ -77,50 +77,68 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 	return buf.Bytes(), g.holdBody(n), nil
 }
 
-// shouldSpill reports whether a body of n bytes goes to a temporary file:
-// spilling is on (body_temp_dir is not "off") and the bodies this worker
-// holds in memory would pass body_memory with it. Uploads running at the
-// same moment may each pass the check; the overshoot is at most theirs.
-func (g *gateway) shouldSpill(n int64) bool {
-	return g.bodyTempDir.Load() != nil && g.memBodies.Load()+n > g.bodyMemory.Load()
+// spillDir returns the directory a body of n bytes goes to, or "" when it
+// stays in memory: spilling is off (body_temp_dir "off"), or the bodies
+// this worker holds in memory stay within body_memory with it. Uploads
+// running at the same moment may each pass the check; the overshoot is at
+// most theirs.
+func (g *gateway) spillDir(n int64) string {
+	dir := g.bodyTempDir.Load() // once: a reload may set it to nil meanwhile
+	if dir == nil || n <= 0 || g.memBodies.Load()+n <= g.bodyMemory.Load() {
+		return ""
+	}
+	return *dir
 }
 
-// spill reads the body into a temporary file. It returns (nil, nil) when no
-// file could be made, before anything was read: the caller reads the body
-// into memory instead.
-func (g *gateway) spill(r io.Reader, n int64) (*bodyHold, *apiError) {
-	dir := *g.bodyTempDir.Load()
-	s, err := newSpilledBody(dir)
+// spill reads the body into a temporary file in dir and returns it (its
+// mapping). It returns nothing at all when no file could be made, before
+// anything was read: the caller reads the body into memory instead.
+func (g *gateway) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *apiError) {
+	s, err := newSpilledBody(dir, n)
 	if err != nil {
-		g.warnSpill(err)
-		return nil, nil
+		g.warnSpill(err, "kept in memory")
+		return nil, nil, nil
 	}
 	h := g.holdBody(n)
 	h.file = s
 	h.moveToSpilled()
-	if err := s.fill(r, n); err != nil {
+	switch err := s.fill(r, n); {
+	case err == nil:
+		return h, s.mem, nil
+	case errors.Is(err, errSpillRead):
 		h.release()
-		if errors.Is(err, errSpillRead) {
-			return nil, errIncompleteBody()
+		return nil, nil, errIncompleteBody()
+	case errors.Is(err, errSpillMap):
+		// The body is whole in the file: read it into memory after all.
+		g.warnSpill(err, "read back into memory")
+		body, pooled := getBody(int(n))
+		if rerr := s.readInto(body); rerr != nil {
+			putBody(pooled)
+			h.release()
+			return nil, nil, errBodyBuffer
 		}
-		g.warnSpill(err)
-		return nil, errBodyBuffer
+		h.moveToMemory(pooled)
+		return h, body, nil
+	default:
+		g.warnSpill(err, "refused: 503 body_buffer_failed")
+		h.release()
+		return nil, nil, errBodyBuffer
 	}
-	return h, nil
 }
 
 // spillWarnEvery bounds the log lines of a failing body_temp_dir.
 const spillWarnEvery = time.Minute
 
-// warnSpill logs a temporary file's failure, at most once per spillWarnEvery.
-func (g *gateway) warnSpill(err error) {
+// warnSpill logs a temporary file's failure and what became of the body,
+// at most once per spillWarnEvery.
+func (g *gateway) warnSpill(err error, outcome string) {
 	now := time.Now().UnixNano()
 	last := g.spillWarned.Load()
 	if now-last < int64(spillWarnEvery) || !g.spillWarned.CompareAndSwap(last, now) {
 		return
 	}
-	g.log.Error("request body could not go to a temporary file; bodies stay in memory until one can",
-		"err", err, "next_report_in", spillWarnEvery.String())
+	g.log.Error("request body could not go to a temporary file", "err", err, "body", outcome,
+		"next_report_in", spillWarnEvery.String())
 }
 
 // bodyHold counts a request body the handler keeps: its bytes in this
@@ -150,12 +168,15 @@ func (h *bodyHold) moveToSpilled() {
 	atomic.AddInt64(h.g.spilled.Scalar(shm.SpilledBodiesScalar), 1)
 }
 
-// body is the bytes of a spilled body (its mapping).
-func (h *bodyHold) body() []byte {
-	if h == nil || h.file == nil {
-		return nil
-	}
-	return h.file.mem
+// moveToMemory counts a spilled body as in memory again, in pooled, and
+// lets its file go.
+func (h *bodyHold) moveToMemory(pooled *[]byte) {
+	h.g.spilled.Add(h.g.col, -h.n)
+	h.g.memBodies.Add(h.n)
+	h.mem = &h.g.memBodies
+	h.pooled = pooled
+	h.file.close()
+	h.file = nil
 }
 
 // idle says the body is not read until the next send upstream: a spilled

@@ -21,32 +21,44 @@ import (
 // gateway needs its bytes: the scan, the rewrite's pieces and every
 // retry's writev read the mapping, and nothing is copied back into the heap.
 
-// spilledBody is a request body in an unlinked temporary file, mapped.
+// spilledBody is a request body in an unlinked temporary file, mapped. The
+// mapping keeps the file alive: its descriptor is closed once it is mapped.
 type spilledBody struct {
-	f   *os.File
-	mem []byte // the mapping: the body's bytes
+	f   *os.File // until the body is mapped
+	mem []byte   // the mapping: the body's bytes
 }
 
 // copyBufPool holds the buffers a spilled body is copied to its file through.
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// errSpillRead is spillBody's error when the client's body ended early or
-// its connection failed: the client's fault, not the file's.
+// errSpillRead is fill's error when the client's body ended early or its
+// connection failed: the client's fault, not the file's.
 var errSpillRead = errors.New("reading the request body")
 
-// newSpilledBody makes an empty body file in dir.
-func newSpilledBody(dir string) (*spilledBody, error) {
+// errSpillMap is fill's error when the filled file could not be mapped:
+// the body is whole in the file, and readInto can still fetch it.
+var errSpillMap = errors.New("mapping the request body's temporary file")
+
+// newSpilledBody makes a body file of n bytes in dir, its blocks allocated
+// up front: a full disk fails here, before a byte of the body is read, so
+// the caller can keep the body in memory instead (and nothing behind the
+// mapping can fail to be written later).
+func newSpilledBody(dir string, n int64) (*spilledBody, error) {
 	f, err := openTemp(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, n); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+		f.Close()
+		return nil, fmt.Errorf("body_temp_dir %s: allocating %d bytes: %w", dir, n, err)
 	}
 	return &spilledBody{f: f}, nil
 }
 
 // fill copies exactly n bytes (n > 0) of r to the file and maps them. An
-// error wrapping errSpillRead means r ended or failed first; any other
-// error is the file's (the directory, the disk). The caller closes s
-// either way.
+// error wrapping errSpillRead means r ended or failed first, errSpillMap
+// that the body is in the file but could not be mapped; any other error is
+// the file's. The caller closes s either way.
 func (s *spilledBody) fill(r io.Reader, n int64) error {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
@@ -66,10 +78,18 @@ func (s *spilledBody) fill(r io.Reader, n int64) error {
 	// all now rather than fault them in 64 KiB at a time during the scan.
 	mem, err := unix.Mmap(int(s.f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
-		return fmt.Errorf("mapping the request body's temporary file: %w", err)
+		return fmt.Errorf("%w: %v", errSpillMap, err)
 	}
 	s.mem = mem
+	s.f.Close()
+	s.f = nil
 	return nil
+}
+
+// readInto reads the whole (unmapped) file into dst.
+func (s *spilledBody) readInto(dst []byte) error {
+	_, err := s.f.ReadAt(dst, 0)
+	return err
 }
 
 // openTemp creates an unlinked file in dir: O_TMPFILE where the file
@@ -105,16 +125,19 @@ func (s *spilledBody) dropPages() {
 	}
 }
 
-// close unmaps the body and closes its file, which frees its pages: nothing
-// may use the body afterwards. Once is enough, more is harmless.
+// close unmaps the body (the last reference to its file, which frees its
+// pages) and closes the file if it was never mapped: nothing may use the
+// body afterwards. Once is enough, more is harmless.
 func (s *spilledBody) close() {
-	if s == nil || s.f == nil {
+	if s == nil {
 		return
 	}
 	if s.mem != nil {
-		unix.Munmap(s.mem)
+		unix.Munmap(s.mem) //nolint:errcheck
 		s.mem = nil
 	}
-	s.f.Close()
-	s.f = nil
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
 }

@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
 )
 
 // A spilled body reads back exactly, through its mapping, from an unlinked
@@ -16,7 +23,7 @@ import (
 func TestSpilledBodyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := bytes.Repeat([]byte("0123456789abcdef"), 300<<10/16+3) // over several copy buffers, not a multiple of them
-	s, err := newSpilledBody(dir)
+	s, err := newSpilledBody(dir, int64(len(want)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +33,9 @@ func TestSpilledBodyRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(s.mem, want) {
 		t.Fatalf("mapped body differs: %d bytes, want %d", len(s.mem), len(want))
+	}
+	if s.f != nil {
+		t.Fatal("the file's descriptor stayed open after mapping (the mapping keeps the file)")
 	}
 	// Dropped pages come back from the file, not as zeros (MADV_DONTNEED
 	// on a private or anonymous mapping would lose them).
@@ -46,7 +56,7 @@ func TestSpilledBodyRoundTrip(t *testing.T) {
 // A client that sends less than it declared is the client's error
 // (errSpillRead), not the file's.
 func TestSpilledBodyShortRead(t *testing.T) {
-	s, err := newSpilledBody(t.TempDir())
+	s, err := newSpilledBody(t.TempDir(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,24 +70,25 @@ func TestSpilledBodyShortRead(t *testing.T) {
 // A directory that is not there fails at newSpilledBody, before a byte of
 // the body is read (so the caller can keep the body in memory).
 func TestSpilledBodyMissingDir(t *testing.T) {
-	if _, err := newSpilledBody(filepath.Join(t.TempDir(), "gone")); err == nil {
+	if _, err := newSpilledBody(filepath.Join(t.TempDir(), "gone"), 100); err == nil {
 		t.Fatal("newSpilledBody in a missing directory: no error")
 	}
 }
 
-// shouldSpill: off without a directory; else when the bodies in memory
-// would pass body_memory with this one.
-func TestShouldSpill(t *testing.T) {
+// spillDir: "" (memory) with spilling off, or while the bodies in memory
+// stay within body_memory with this one; the directory otherwise.
+func TestSpillDir(t *testing.T) {
 	g := &gateway{}
 	g.bodyMemory.Store(1000)
 	g.memBodies.Store(600)
-	if g.shouldSpill(500) {
-		t.Fatal("spilling with body_temp_dir off")
+	if d := g.spillDir(500); d != "" {
+		t.Fatalf("spilling to %q with body_temp_dir off", d)
 	}
-	dir := "/tmp"
+	dir := "/var/tmp"
 	g.bodyTempDir.Store(&dir)
-	if !g.shouldSpill(401) || g.shouldSpill(400) {
-		t.Fatalf("with 600 of 1000 held: spill 401 %v (want true), 400 %v (want false)", g.shouldSpill(401), g.shouldSpill(400))
+	if g.spillDir(401) != dir || g.spillDir(400) != "" || g.spillDir(0) != "" {
+		t.Fatalf("with 600 of 1000 held: 401 → %q (want %q), 400 → %q, 0 → %q (want \"\")",
+			g.spillDir(401), dir, g.spillDir(400), g.spillDir(0))
 	}
 }
 
@@ -91,4 +102,75 @@ func (c *choppy) Read(p []byte) (int, error) {
 		p = p[:c.n]
 	}
 	return c.r.Read(p)
+}
+
+// spillGateway is a gateway over a private region that spills every body
+// to dir.
+func spillGateway(t *testing.T, dir string) *gateway {
+	t.Helper()
+	cfg := &config.Config{BodyMemory: 1, BodyTempDir: dir}
+	r, err := privateRegion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	g := &gateway{region: r, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	g.bodyBytes, g.spilled = r.Lookup(shm.BodyBytesCell), r.Lookup(shm.BodySpillCell)
+	g.setBodyLimits(cfg)
+	return g
+}
+
+// Every way a spill ends — kept then released, the client's body cut
+// short, a file that cannot hold the body — leaves the held, spilled and
+// in-memory counts at zero.
+func TestSpillCountsReturnToZero(t *testing.T) {
+	g := spillGateway(t, t.TempDir())
+	zero := func(when string) {
+		t.Helper()
+		if g.bodyBytes.Total() != 0 || g.spilled.Total() != 0 || g.memBodies.Load() != 0 {
+			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+		}
+	}
+	body := bytes.Repeat([]byte("x"), 200<<10)
+
+	dir := *g.bodyTempDir.Load()
+	h, got, aerr := g.spill(dir, bytes.NewReader(body), int64(len(body)))
+	if aerr != nil || h == nil || !bytes.Equal(got, body) {
+		t.Fatalf("spill: %v", aerr)
+	}
+	if g.spilled.Total() != int64(len(body)) || g.bodyBytes.Total() != int64(len(body)) || g.memBodies.Load() != 0 {
+		t.Fatalf("while held: held %d, spilled %d, in memory %d", g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+	}
+	if n := atomic.LoadInt64(g.spilled.Scalar(shm.SpilledBodiesScalar)); n != 1 {
+		t.Fatalf("spilled bodies counted %d, want 1", n)
+	}
+	h.release()
+	h.release()
+	zero("after release")
+
+	if _, _, aerr := g.spill(dir, bytes.NewReader(body[:1000]), int64(len(body))); aerr == nil || aerr.code != "incomplete_body" {
+		t.Fatalf("short body: %v, want incomplete_body", aerr)
+	}
+	zero("after a short body")
+
+	// A file that cannot grow (RLIMIT_FSIZE below the body; Go ignores
+	// SIGXFSZ, so the kernel answers EFBIG): the blocks are allocated
+	// before a byte is read, so the spill gives up with the body unread,
+	// for the caller to keep in memory.
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = 64 << 10
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("cannot lower RLIMIT_FSIZE: %v", err)
+	}
+	r := bytes.NewReader(body)
+	h, got, aerr = g.spill(dir, r, int64(len(body)))
+	unix.Setrlimit(unix.RLIMIT_FSIZE, &old) //nolint:errcheck
+	if h != nil || got != nil || aerr != nil || r.Len() != len(body) {
+		t.Fatalf("file too small: hold %v, error %v, %d of the body read; want nothing, and nothing read", h, aerr, len(body)-r.Len())
+	}
+	zero("after a file too small")
 }

@@ -201,10 +201,6 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	pieces, injected := reqscan.RewritePieces(body, &scan, m.upstreamModel)
 	rec.usageInjected = injected
 
-	// Until the first send the body is not read: a spilled one's pages can
-	// leave memory while the request waits for a slot.
-	held.idle()
-
 	// 7. backend
 	var stack, rotated [16]*backendRoute
 	candidates := m.candidates(akey, hasKey, stack[:0])
@@ -232,6 +228,9 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		// Attempt k prefers the k-th candidate: backends already tried go last.
 		k := attempt % len(candidates)
 		order := append(append(rotated[:0], candidates[k:]...), candidates[:k]...)
+		// Until this attempt's send the body is not read: a spilled one's
+		// pages leave memory while the request waits for a slot.
+		held.idle()
 		b, serr := g.takeSlot(ctx, m, order, rec)
 		if serr != nil {
 			if serr == errClientClosed {
