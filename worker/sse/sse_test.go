@@ -109,10 +109,13 @@ func FuzzSplitter(f *testing.F) {
 func TestBodyUsage(t *testing.T) {
 	for _, size := range []int{100, 9 << 10, 2 << 20} {
 		content := strings.Repeat(`word \"usage\": {\"prompt_tokens\": 1} `, size/40+1)
-		body := fmt.Sprintf(`{"id":"x","object":"chat.completion","choices":[{"message":{"content":"%s"}}],"usage":{"prompt_tokens":11,"total_tokens":31,"completion_tokens":20}}`, content)
-		if u := BodyUsage([]byte(body)); u != (Usage{Prompt: 11, Completion: 20, Total: 31, Found: true}) {
+		body := fmt.Sprintf(`{"id":"x","object":"chat.completion","choices":[{"message":{"content":"%s"}}],"usage":{"prompt_tokens":11,"total_tokens":31,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":5}}}`, content)
+		if u := BodyUsage([]byte(body)); u != (Usage{Prompt: 11, Completion: 20, Total: 31, Cached: 5, Found: true}) {
 			t.Errorf("%d-byte answer: %+v", len(body), u)
 		}
+	}
+	if u := BodyUsage(answer); u != (Usage{Prompt: 57, Completion: 8, Total: 65, Found: true}) {
+		t.Errorf("vLLM's answer (details null): %+v", u)
 	}
 	if u := BodyUsage([]byte(`{"choices":[]}`)); u.Found {
 		t.Errorf("usage found where there is none: %+v", u)
