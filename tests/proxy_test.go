@@ -149,6 +149,9 @@ func TestEmbeddingsAndModels(t *testing.T) {
 		}
 		json.NewDecoder(res.Body).Decode(&list)
 		res.Body.Close()
+		if res.Header.Get("X-Request-Id") == "" {
+			t.Errorf("key %s: /v1/models answered without X-Request-Id", key)
+		}
 		var ids []string
 		for _, m := range list.Data {
 			ids = append(ids, m.ID)
@@ -200,10 +203,32 @@ func TestGatewayErrors(t *testing.T) {
 		{"too large", "/v1/chat/completions", keyAll, chatBody("m", false, strings.Repeat("a", 65<<10)), 413, "request_too_large", "65536"},
 		{"unknown path", "/v1/nothing", keyAll, []byte(`{}`), 404, "unknown_url", "/v1/nothing"},
 	}
+	// Every answer carries a request id, and its usage line says how it ended.
+	checkRecorded := func(name string, res *http.Response, status int, code string) {
+		t.Helper()
+		id := res.Header.Get("X-Request-Id")
+		if id == "" {
+			t.Errorf("%s: no X-Request-Id", name)
+			return
+		}
+		line := g.usageLineFor(t, id)
+		if line["status"] != float64(status) || line["error"] != code {
+			t.Errorf("%s: usage line status %v error %v, want %d %s", name, line["status"], line["error"], status, code)
+		}
+	}
 	for _, tc := range cases {
 		res, body := post(t, http.DefaultClient, g.URL+tc.path, tc.key, tc.body, nil)
 		checkError(t, tc.name, res.StatusCode, body, tc.status, tc.code, tc.msg)
+		checkRecorded(tc.name, res, tc.status, tc.code)
 	}
+	res, err := http.Get(g.URL + "/v1/chat/completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	checkError(t, "wrong method", res.StatusCode, body, 405, "method_not_allowed", "GET")
+	checkRecorded("wrong method", res, 405, "method_not_allowed")
 	if n := len(be.Received()); n != 0 {
 		t.Errorf("refused requests reached the backend %d times", n)
 	}

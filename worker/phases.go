@@ -129,11 +129,13 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	switch aerr {
 	case errBodyTooLarge:
 		rec.status, rec.errCode = aerr.status, aerr.code
+		c.Response.Header.Set("X-Request-Id", rec.requestID)
 		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
 			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
 		return
 	case errBodyBuffer: // the rest of the body is unread
 		rec.status, rec.errCode = aerr.status, aerr.code
+		c.Response.Header.Set("X-Request-Id", rec.requestID)
 		refuseAndClose(c, aerr)
 		return
 	}
@@ -646,20 +648,26 @@ func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
 	}
 	b = append(b, "]}\n"...)
 	rec.status = http.StatusOK
+	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	c.Response.Header.SetContentType("application/json")
 	c.Response.SetBodyRaw(b)
 	rec.bytesOut = int64(len(b))
 }
 
-// notFound answers every path the gateway does not serve.
+// notFound answers every path the gateway does not serve (with a request
+// id and a usage line, like every other answer).
 func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
-	writeError(c, errInvalid(http.StatusNotFound, "unknown_url",
+	rec := g.beginRecord(c)
+	defer g.finish(rec)
+	g.fail(c, rec, errInvalid(http.StatusNotFound, "unknown_url",
 		fmt.Sprintf("Unknown request URL: %s %s.", c.Method(), c.Path())))
 }
 
 // methodNotAllowed answers a known path with the wrong method.
 func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
-	writeError(c, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
+	rec := g.beginRecord(c)
+	defer g.finish(rec)
+	g.fail(c, rec, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
 		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())))
 }
 
