@@ -192,7 +192,7 @@ func Run(ctx context.Context, o Options) error {
 			switch sig {
 			case syscall.SIGTERM, syscall.SIGINT:
 				s.log.Info("stopping: workers drain in-flight requests", "signal", sig.String(),
-					"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
+					"shutdown_timeout", s.shutdownTimeout().String())
 				s.stop(syscall.SIGTERM)
 			case syscall.SIGQUIT:
 				s.log.Info("graceful stop: workers drain every request and stream, with no deadline", "signal", sig.String())
@@ -209,7 +209,7 @@ func Run(ctx context.Context, o Options) error {
 			}
 		case <-upgradedCh:
 			s.log.Info("binary upgrade: the new supervisor is ready; draining and exiting",
-				"shutdown_timeout", time.Duration(cfg.ShutdownTimeout).String())
+				"shutdown_timeout", s.shutdownTimeout().String())
 			s.upgraded.Store(true)
 			admin.Close() // the new supervisor answers on the admin listener now
 			// A hand-over: the new workers accept on the same sockets.
@@ -224,7 +224,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-s.killAfter(time.Duration(cfg.ShutdownTimeout) + killGrace):
+	case <-s.killAfter(s.shutdownTimeout() + killGrace):
 		s.log.Error("workers did not exit in time; killing them")
 		s.signalWorkers(syscall.SIGKILL)
 		<-done
@@ -411,6 +411,13 @@ func (s *supervisor) killAfter(d time.Duration) <-chan time.Time {
 		return nil
 	}
 	return time.After(d)
+}
+
+// shutdownTimeout is the running configuration's shutdown_timeout (a
+// reload may have changed it since the start).
+func (s *supervisor) shutdownTimeout() time.Duration {
+	cfg, _, _ := s.current()
+	return time.Duration(cfg.ShutdownTimeout)
 }
 
 // allReady reports whether every slot has a worker accepting connections.

@@ -236,3 +236,23 @@ func TestUSR1ReopensUsageLog(t *testing.T) {
 		t.Errorf("%d requests, %d usage lines in the two files", sent, total)
 	}
 }
+
+// A shutdown_timeout changed by a reload is the one a later stop drains
+// for: in each worker and in the supervisor's kill deadline (both log it
+// as the drain begins). Fails if either keeps the value it started with.
+func TestReloadChangesShutdownTimeout(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	cfg := baseConfig(be.URL(), "off", "")
+	g := startGateway(t, cfg)
+	g.reloadWith(strings.Replace(cfg, "shutdown_timeout: 20s", "shutdown_timeout: 7s", 1))
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	if line := g.awaitLog("stopping: workers drain in-flight requests"); line["shutdown_timeout"] != "7s" {
+		t.Errorf("supervisor drains for %v, want 7s", line["shutdown_timeout"])
+	}
+	await(t, "both workers draining", func() bool { return g.findLog("worker draining", 1) != nil })
+	for i := range 2 {
+		if line := g.findLog("worker draining", i); line["shutdown_timeout"] != "7s" {
+			t.Errorf("worker %v drains for %v, want 7s", line["slot"], line["shutdown_timeout"])
+		}
+	}
+}

@@ -74,7 +74,10 @@ type gateway struct {
 	usage   *usageLog
 	log     *slog.Logger
 	maxBody atomic.Int64
-	started time.Time
+	// shutdownTimeout is the running configuration's shutdown_timeout,
+	// read when the drain begins (a reload may have changed it).
+	shutdownTimeout atomic.Int64
+	started         time.Time
 
 	applyMu    sync.Mutex    // one reload at a time
 	retired    []*routeTable // tables replaced by a reload, until no request runs on them
@@ -119,6 +122,7 @@ func Run(ctx context.Context, o Options) error {
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
 	g.setBodyLimits(cfg)
+	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
 	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
 	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
@@ -165,7 +169,6 @@ func Run(ctx context.Context, o Options) error {
 	bursts := newCloseBurst()
 	go bursts.run(qctx) // the worker's life, like publishGenerations
 	conns := newConnTracker(bursts)
-	shutdown := time.Duration(cfg.ShutdownTimeout)
 	gate, err := newAcceptGate(o.Listener)
 	if err != nil {
 		return fmt.Errorf("listener: %w", err)
@@ -231,6 +234,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cause := context.Cause(ctx)
 	handover := cause == ErrHandover
+	shutdown := time.Duration(g.shutdownTimeout.Load())
 	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
