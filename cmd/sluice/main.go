@@ -37,7 +37,7 @@ commands:
   upgrade -c FILE  validate the file, then have the running supervisor (pid_file)
                    start the binary now on disk in its place, handing over its
                    sockets and shared memory; reports how it went (exit 0/1)
-  demo [--listen ADDR]
+  demo [--listen ADDR] [--admin ADDR]
                    run the gateway on a built-in config in front of a built-in
                    mock upstream, and print a curl command to try it
 `
