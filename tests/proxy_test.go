@@ -215,20 +215,39 @@ func TestGatewayErrors(t *testing.T) {
 		if line["status"] != float64(status) || line["error"] != code {
 			t.Errorf("%s: usage line status %v error %v, want %d %s", name, line["status"], line["error"], status, code)
 		}
+		if n, _ := line["bytes_out"].(float64); n <= 0 {
+			t.Errorf("%s: usage line bytes_out %v for an error body", name, line["bytes_out"])
+		}
+		if p, _ := line["path"].(string); len(p) > 512 {
+			t.Errorf("%s: usage line path of %d bytes, want at most 512", name, len(p))
+		}
 	}
 	for _, tc := range cases {
 		res, body := post(t, http.DefaultClient, g.URL+tc.path, tc.key, tc.body, nil)
 		checkError(t, tc.name, res.StatusCode, body, tc.status, tc.code, tc.msg)
 		checkRecorded(tc.name, res, tc.status, tc.code)
 	}
-	res, err := http.Get(g.URL + "/v1/chat/completions")
-	if err != nil {
-		t.Fatal(err)
+	// Answered by the gateway, not by hertz: a wrong method, a trailing
+	// slash (no redirect), and a path longer than a usage line keeps.
+	for _, tc := range []struct {
+		name, path string
+		status     int
+		code, msg  string
+	}{
+		{"wrong method", "/v1/chat/completions", 405, "method_not_allowed", "GET"},
+		{"trailing slash", "/v1/models/", 404, "unknown_url", "/v1/models/"},
+		{"long path", "/v1/" + strings.Repeat("p", 4000), 404, "unknown_url", "/v1/ppp"},
+	} {
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := client.Get(g.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		checkError(t, tc.name, res.StatusCode, body, tc.status, tc.code, tc.msg)
+		checkRecorded(tc.name, res, tc.status, tc.code)
 	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	checkError(t, "wrong method", res.StatusCode, body, 405, "method_not_allowed", "GET")
-	checkRecorded("wrong method", res, 405, "method_not_allowed")
 	if n := len(be.Received()); n != 0 {
 		t.Errorf("refused requests reached the backend %d times", n)
 	}

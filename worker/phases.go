@@ -132,11 +132,13 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		c.Response.Header.Set("X-Request-Id", rec.requestID)
 		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
 			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
+		rec.bytesOut = int64(len(c.Response.Body()))
 		return
 	case errBodyBuffer: // the rest of the body is unread
 		rec.status, rec.errCode = aerr.status, aerr.code
 		c.Response.Header.Set("X-Request-Id", rec.requestID)
 		refuseAndClose(c, aerr)
+		rec.bytesOut = int64(len(c.Response.Body()))
 		return
 	}
 	// The body is kept for retries until the response starts flowing to the
@@ -671,10 +673,20 @@ func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
 		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())))
 }
 
+// maxLoggedField bounds the client-chosen strings of a usage line (path,
+// User-Agent): a line stays short enough to go out in one write(2) that
+// no other worker's line can interleave with, whatever a client sends.
+const maxLoggedField = 512
+
+// clip returns b as a string of at most maxLoggedField bytes.
+func clip(b []byte) string {
+	return string(b[:min(len(b), maxLoggedField)])
+}
+
 // beginRecord starts the usage record of a request.
 func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
-	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: string(c.Path()),
-		userAgent: string(c.Request.Header.UserAgent())}
+	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
+		userAgent: clip(c.Request.Header.UserAgent())}
 	rec.clientAddr = c.RemoteAddr().String()
 	return rec
 }

@@ -189,6 +189,9 @@ func Run(ctx context.Context, o Options) error {
 		server.WithIdleTimeout(idleTimeout),
 		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
+		// "/v1/models/" is an unknown URL (404 with a request id and a
+		// usage line), not a redirect answered by hertz itself.
+		server.WithRedirectTrailingSlash(false),
 		server.WithHandleMethodNotAllowed(true),
 	)
 	h.Name = "sluice" // the Server header

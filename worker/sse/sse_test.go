@@ -117,6 +117,10 @@ func TestBodyUsage(t *testing.T) {
 	if u := BodyUsage(answer); u != (Usage{Prompt: 57, Completion: 8, Total: 65, Found: true}) {
 		t.Errorf("vLLM's answer (details null): %+v", u)
 	}
+	// A key given twice counts as encoding/json reads it: the last one.
+	if u := BodyUsage([]byte(`{"usage":{"prompt_tokens":1,"prompt_tokens":2}}`)); u.Prompt != 2 {
+		t.Errorf("duplicate key: prompt_tokens %d, want the last (2)", u.Prompt)
+	}
 	if u := BodyUsage([]byte(`{"choices":[]}`)); u.Found {
 		t.Errorf("usage found where there is none: %+v", u)
 	}
