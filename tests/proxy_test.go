@@ -197,6 +197,7 @@ func TestGatewayErrors(t *testing.T) {
 		{"wrong key", "/v1/chat/completions", "sk-nope", chatBody("m", false, "x"), 401, "invalid_api_key", "Incorrect API key"},
 		{"model not allowed", "/v1/chat/completions", keyLimited, chatBody("m-alias", false, "x"), 403, "model_not_allowed", "m-alias"},
 		{"unknown model", "/v1/chat/completions", keyAll, chatBody("gpt-9", false, "x"), 404, "model_not_found", "gpt-9"},
+		{"long unknown model", "/v1/chat/completions", keyAll, chatBody(strings.Repeat("g", 4000), false, "x"), 404, "model_not_found", "ggg"},
 		{"malformed json", "/v1/chat/completions", keyAll, []byte(`{"model":"m",]`), 400, "invalid_json", "offset 13"},
 		{"missing model", "/v1/chat/completions", keyAll, []byte(`{"messages":[]}`), 400, "missing_model", "model"},
 		{"model not a string", "/v1/chat/completions", keyAll, []byte(`{"model":7}`), 400, "missing_model", "model"},
@@ -218,8 +219,10 @@ func TestGatewayErrors(t *testing.T) {
 		if n, _ := line["bytes_out"].(float64); n <= 0 {
 			t.Errorf("%s: usage line bytes_out %v for an error body", name, line["bytes_out"])
 		}
-		if p, _ := line["path"].(string); len(p) > 512 {
-			t.Errorf("%s: usage line path of %d bytes, want at most 512", name, len(p))
+		for _, field := range []string{"path", "model"} {
+			if v, _ := line[field].(string); len(v) > 512 {
+				t.Errorf("%s: usage line %s of %d bytes, want at most 512", name, field, len(v))
+			}
 		}
 	}
 	for _, tc := range cases {

@@ -162,7 +162,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		g.fail(c, rec, aerr)
 		return
 	}
-	rec.model = scan.ModelName
+	rec.model = clip(scan.ModelName) // a model that does not exist is the client's string
 
 	// 4. route
 	m := routes.models[scan.ModelName]
@@ -674,13 +674,14 @@ func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
 }
 
 // maxLoggedField bounds the client-chosen strings of a usage line (path,
-// User-Agent): a line stays short enough to go out in one write(2) that
-// no other worker's line can interleave with, whatever a client sends.
+// User-Agent, an unknown model's name; "user" is kept only up to 256
+// bytes): a line stays short enough to go out in one write(2) that no
+// other worker's line can interleave with, whatever a client sends.
 const maxLoggedField = 512
 
-// clip returns b as a string of at most maxLoggedField bytes.
-func clip(b []byte) string {
-	return string(b[:min(len(b), maxLoggedField)])
+// clip returns s as a string of at most maxLoggedField bytes.
+func clip[T ~string | ~[]byte](s T) string {
+	return string(s[:min(len(s), maxLoggedField)])
 }
 
 // beginRecord starts the usage record of a request.
