@@ -28,11 +28,11 @@ test: vet
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its
