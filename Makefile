@@ -33,6 +33,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its

@@ -1,7 +1,11 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -231,16 +235,32 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 }
 
 // scrape reads url/metrics every interval and records, in the backend's
-// cell, vLLM's running + waiting requests and KV-cache usage.
+// cell, vLLM's running + waiting requests and KV-cache usage. A page that
+// cannot be read is logged when that starts (and when it ends), not at every
+// interval; meanwhile the last figure goes stale and the workers route on
+// their own count.
 func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval time.Duration) {
-	client := &http.Client{Timeout: max(interval, 200*time.Millisecond)}
+	client := scrapeClient(max(interval, 200*time.Millisecond))
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	failing := ""
 	for {
-		if load, kv, ok := readLoad(ctx, client, url); ok {
+		load, kv, err := readLoad(ctx, client, url)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && err.Error() != failing:
+			s.log.Warn("cannot read a backend's load from its /metrics; routing on the gateway's own count until it can",
+				"backend", url, "err", err)
+			failing = err.Error()
+		case err == nil && failing != "":
+			s.log.Info("reading a backend's load from its /metrics again", "backend", url)
+			failing = ""
+		}
+		if err == nil {
 			// Looked up each time: the cell is freed once a reload removed
 			// the backend, and this must never write into another's.
-			if c := s.region.Lookup(cellName); c != nil && ctx.Err() == nil {
+			if c := s.region.Lookup(cellName); c != nil {
 				c.SetReportedLoad(load, kv, s.region.Now())
 			}
 		}
@@ -252,50 +272,109 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 	}
 }
 
-// readLoad reads a vLLM /metrics page: requests running plus waiting, and
-// the KV-cache usage (vllm:kv_cache_usage_perc, or the older
-// vllm:gpu_cache_usage_perc), summed or maxed over its series.
-func readLoad(ctx context.Context, client *http.Client, url string) (load int64, kv float64, ok bool) {
+// scrapeClient is the HTTP client of one backend's scraper.
+func scrapeClient(timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout: timeout,
+		// A redirect is not followed: the page is the backend's own or none
+		// (a 3xx then reads as a failure), never another host's.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// maxMetricsPage bounds a backend's /metrics page. vLLM's is ~100 KB; a
+// larger one is refused, so that a broken or hostile backend cannot make the
+// supervisor — whose death takes every worker with it — hold gigabytes.
+const maxMetricsPage = 8 << 20
+
+// maxReportedLoad is the most requests a page may claim to run and wait:
+// a larger figure is a broken page, not a load.
+const maxReportedLoad = 1e9
+
+// readLoad reads a vLLM /metrics page (see parseLoad).
+func readLoad(ctx context.Context, client *http.Client, url string) (load int64, kv float64, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, err
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("GET %s/metrics: %s", url, res.Status)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(res.Body)
+	page, err := io.ReadAll(io.LimitReader(res.Body, maxMetricsPage+1))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("GET %s/metrics: %w", url, err)
 	}
-	sum := func(name string) (float64, bool) {
+	if len(page) > maxMetricsPage {
+		return 0, 0, fmt.Errorf("GET %s/metrics: the page is larger than %d MiB", url, maxMetricsPage>>20)
+	}
+	return parseLoad(page)
+}
+
+// parseLoad reads a vLLM /metrics page (Prometheus text format): requests
+// running plus waiting, summed over their series, and the KV-cache usage
+// (vllm:kv_cache_usage_perc, or the older vllm:gpu_cache_usage_perc), the
+// largest of its series, at most 1. A page with neither request count, or
+// with a figure that is not a count or a fraction (negative, NaN, infinite,
+// absurdly large), is an error: its figures are not used at all.
+func parseLoad(page []byte) (load int64, kv float64, err error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(page))
+	if err != nil {
+		return 0, 0, fmt.Errorf("not a Prometheus text page: %w", err)
+	}
+	values := func(name string) ([]float64, error) {
 		f := fams[name]
 		if f == nil {
-			return 0, false
+			return nil, nil
 		}
-		v := 0.0
+		var vs []float64
 		for _, m := range f.GetMetric() {
-			v += m.GetGauge().GetValue()
+			v := m.GetGauge().GetValue() // vLLM's are gauges
+			if m.GetGauge() == nil {
+				v = m.GetUntyped().GetValue() // a page without # TYPE lines
+			}
+			if !(v >= 0 && v <= maxReportedLoad) { // NaN fails both
+				return nil, fmt.Errorf("%s: %v is not a count or a fraction", name, v)
+			}
+			vs = append(vs, v)
 		}
-		return v, true
+		return vs, nil
 	}
-	running, ok1 := sum("vllm:num_requests_running")
-	waiting, ok2 := sum("vllm:num_requests_waiting")
-	if !ok1 && !ok2 {
-		return 0, 0, false
+	found := false
+	total := 0.0
+	for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting"} {
+		vs, err := values(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		found = found || fams[name] != nil
+		for _, v := range vs {
+			total += v
+		}
+	}
+	if !found {
+		return 0, 0, errors.New("no vllm:num_requests_running or vllm:num_requests_waiting on the page: not vLLM's metrics")
+	}
+	if total > maxReportedLoad {
+		return 0, 0, fmt.Errorf("%v requests running and waiting is not a load", total)
 	}
 	for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"} {
-		if f := fams[name]; f != nil {
-			for _, m := range f.GetMetric() {
-				kv = max(kv, m.GetGauge().GetValue())
-			}
-			break
+		if fams[name] == nil {
+			continue
 		}
+		vs, err := values(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, v := range vs {
+			kv = max(kv, min(v, 1))
+		}
+		break
 	}
-	return int64(running + waiting), kv, true
+	return int64(total), kv, nil
 }

@@ -1,20 +1,29 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shm"
 )
 
-// readLoad sums running and waiting over a vLLM page's series and takes
-// the KV usage from the current metric name or the older one.
-func TestReadLoad(t *testing.T) {
+// parseLoad sums running and waiting over a vLLM page's series, takes the
+// KV usage from the current metric name or the older one, and refuses a
+// page whose figures are not counts or fractions.
+func TestParseLoad(t *testing.T) {
 	pages := map[string]struct {
-		body string
-		load int64
-		kv   float64
-		ok   bool
+		body    string
+		load    int64
+		kv      float64
+		wantErr string // "" when the page is read
 	}{
 		"current": {`# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{model_name="a"} 3
@@ -23,25 +32,214 @@ vllm:num_requests_running{model_name="b"} 2
 vllm:num_requests_waiting{model_name="a"} 4
 # TYPE vllm:kv_cache_usage_perc gauge
 vllm:kv_cache_usage_perc{model_name="a"} 0.5
-`, 9, 0.5, true},
+`, 9, 0.5, ""},
 		"older": {`# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running 1
 # TYPE vllm:gpu_cache_usage_perc gauge
 vllm:gpu_cache_usage_perc 0.85
-`, 1, 0.85, true},
-		"not vllm": {"# TYPE up gauge\nup 1\n", 0, 0, false},
-		"garbage":  {"{{{", 0, 0, false},
+`, 1, 0.85, ""},
+		"untyped":                  {"vllm:num_requests_running 2\nvllm:num_requests_waiting 5\nvllm:kv_cache_usage_perc 0.25\n", 7, 0.25, ""},
+		"kv above 1 reads as full": {"vllm:num_requests_running 0\nvllm:kv_cache_usage_perc 3\n", 0, 1, ""},
+		"not vllm":                 {"# TYPE up gauge\nup 1\n", 0, 0, "not vLLM's metrics"},
+		"garbage":                  {"{{{", 0, 0, "not a Prometheus text page"},
+		"negative":                 {"vllm:num_requests_running -4\n", 0, 0, "is not a count"},
+		"NaN":                      {"vllm:num_requests_waiting NaN\n", 0, 0, "is not a count"},
+		"infinite":                 {"vllm:num_requests_running +Inf\n", 0, 0, "is not a count"},
+		"absurd":                   {"vllm:num_requests_running 1e300\n", 0, 0, "is not a count"},
+		"absurd in sum": {`vllm:num_requests_running{a="1"} 6e8
+vllm:num_requests_running{a="2"} 6e8
+`, 0, 0, "is not a load"},
+		"NaN KV": {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc NaN\n", 0, 0, "is not a count or a fraction"},
 	}
 	for name, p := range pages {
 		t.Run(name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Write([]byte(p.body))
-			}))
-			defer srv.Close()
-			load, kv, ok := readLoad(context.Background(), srv.Client(), srv.URL)
-			if load != p.load || kv != p.kv || ok != p.ok {
-				t.Errorf("readLoad = %d, %v, %v; want %d, %v, %v", load, kv, ok, p.load, p.kv, p.ok)
+			load, kv, err := parseLoad([]byte(p.body))
+			switch {
+			case p.wantErr == "" && err != nil:
+				t.Fatalf("parseLoad: %v", err)
+			case p.wantErr != "" && (err == nil || !strings.Contains(err.Error(), p.wantErr)):
+				t.Fatalf("parseLoad error = %v; want one that says %q", err, p.wantErr)
+			case load != p.load || kv != p.kv:
+				t.Errorf("parseLoad = %d, %v; want %d, %v", load, kv, p.load, p.kv)
 			}
 		})
 	}
+}
+
+// readLoad fetches the page and refuses what is not the backend's own
+// page in full: an error status, a redirect (not followed), a page past
+// maxMetricsPage.
+func TestReadLoad(t *testing.T) {
+	const page = "vllm:num_requests_running 3\nvllm:kv_cache_usage_perc 0.5\n"
+	target := httptest.NewServer( // what the redirect points at: a readable page
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(page))
+		}))
+	defer target.Close()
+	big := "# " + strings.Repeat("x", 1<<20) + "\n" // a comment line of 1 MiB
+	cases := map[string]struct {
+		handler http.HandlerFunc
+		load    int64
+		wantErr string
+	}{
+		"page": {func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }, 3, ""},
+		"large but within the bound": {func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(strings.Repeat(big, maxMetricsPage>>20-1) + page))
+		}, 3, ""},
+		"past the bound": {func(w http.ResponseWriter, r *http.Request) {
+			for range maxMetricsPage>>20 + 1 {
+				if _, err := w.Write([]byte(big)); err != nil {
+					return
+				}
+			}
+			w.Write([]byte(page))
+		}, 0, "larger than 8 MiB"},
+		"error status": {func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", http.StatusServiceUnavailable)
+		}, 0, "503"},
+		"redirect": {func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+"/metrics", http.StatusFound)
+		}, 0, "302"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(c.handler)
+			defer srv.Close()
+			client := scrapeClient(5 * time.Second)
+			load, _, err := readLoad(context.Background(), client, srv.URL)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("readLoad: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("readLoad error = %v; want one that says %q", err, c.wantErr)
+			case load != c.load:
+				t.Errorf("readLoad = %d; want %d", load, c.load)
+			}
+		})
+	}
+}
+
+// FuzzParseLoad: any page either fails or gives a load and a KV usage the
+// router can use as they are (a count, a fraction).
+func FuzzParseLoad(f *testing.F) {
+	f.Add([]byte("vllm:num_requests_running{model_name=\"a\"} 3\nvllm:num_requests_waiting 4\nvllm:kv_cache_usage_perc 0.5\n"))
+	f.Add([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc 0.85\n"))
+	f.Add([]byte("vllm:num_requests_running NaN\n"))
+	f.Add([]byte("vllm:num_requests_running 1e300\nvllm:num_requests_waiting -1\n"))
+	f.Add([]byte("# HELP x y\n# TYPE vllm:num_requests_running histogram\nvllm:num_requests_running_bucket{le=\"1\"} 2\n"))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		load, kv, err := parseLoad(bytes.Clone(page))
+		if err != nil {
+			if load != 0 || kv != 0 {
+				t.Fatalf("failed page gave %d, %v", load, kv)
+			}
+			return
+		}
+		if load < 0 || load > maxReportedLoad {
+			t.Fatalf("load %d out of range", load)
+		}
+		if math.IsNaN(kv) || kv < 0 || kv > 1 {
+			t.Fatalf("kv %v out of range", kv)
+		}
+	})
+}
+
+// scrape says once that a backend's page cannot be read, however many
+// intervals that lasts, says when it can be read again, and records the
+// load in the backend's cell only from a good page.
+func TestScrapeLogsChangesOnly(t *testing.T) {
+	region, err := shm.Create(4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	const cellName = "backend test"
+	cell, err := region.Alloc(cellName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		good  bool
+		calls int
+		seen  = make(chan int, 100)
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n, ok := calls, good
+		mu.Unlock()
+		if ok {
+			w.Write([]byte("vllm:num_requests_running 7\n"))
+		} else {
+			w.Write([]byte("vllm:num_requests_running NaN\n"))
+		}
+		seen <- n
+	}))
+	defer srv.Close()
+	var logs syncBuffer
+	s := &supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), region: region}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.scrape(ctx, cellName, srv.URL, 10*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+
+	awaitCalls := func(n int) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case c := <-seen:
+				if c >= n {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the scraper read the page fewer than %d times in 30 s", n)
+			}
+		}
+	}
+	// ReportedLoad at time 0 returns whatever was ever recorded, however
+	// long ago: this test must not depend on how fast a loaded machine runs.
+	awaitCalls(5) // five bad pages
+	if _, _, recorded := cell.ReportedLoad(0); recorded {
+		t.Fatal("a bad page's load was recorded")
+	}
+	mu.Lock()
+	good = true
+	mu.Unlock()
+	awaitCalls(10) // and some good ones
+	cancel()
+	<-done
+	load, _, recorded := cell.ReportedLoad(0)
+	if !recorded || load != 7 {
+		t.Errorf("cell holds load %d (recorded %v), want 7 from the good page", load, recorded)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "cannot read a backend's load"); n != 1 {
+		t.Errorf("the failure was logged %d times, want once:\n%s", n, out)
+	}
+	if n := strings.Count(out, "reading a backend's load from its /metrics again"); n != 1 {
+		t.Errorf("the recovery was logged %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "NaN is not a count") {
+		t.Errorf("the log does not say what was wrong with the page:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the scraper's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
