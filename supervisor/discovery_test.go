@@ -177,7 +177,7 @@ func TestScrapeLogsChangesOnly(t *testing.T) {
 		seen <- n
 	}))
 	defer srv.Close()
-	var logs syncBuffer
+	var logs bytes.Buffer // read once the scraper has returned
 	s := &supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), region: region}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -224,22 +224,4 @@ func TestScrapeLogsChangesOnly(t *testing.T) {
 	if !strings.Contains(out, "NaN is not a count") {
 		t.Errorf("the log does not say what was wrong with the page:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the scraper's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -104,3 +104,10 @@ var (
 	crlf      = []byte("\r\n")
 	lastChunk = []byte("0\r\n")
 )
+
+// abort ends the response without the end of its body: Finalize then
+// returns err, and hertz closes the connection instead of ending the body
+// cleanly.
+func (cw *chunkWriter) abort(err error) {
+	cw.finalized, cw.err = true, err
+}

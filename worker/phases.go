@@ -51,10 +51,17 @@ import (
 func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	x := &exchange{rec: g.beginRecord(c)}
 	defer g.end(x)
-	if g.forward(ctx, c, x) {
-		x.rec.stream = true
-		g.relayStream(ctx, x.upCtx, c, x.rec, x.prefix, x.res.Body, x.idle, x.idleFor)
+	if !g.forward(ctx, c, x) {
+		return
 	}
+	prefix := x.prefix
+	x.prefix = nil // dead once the relay has sent it: the collector may take it
+	if x.large {
+		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res.Body)
+		return
+	}
+	x.rec.stream = true
+	g.relayStream(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor)
 }
 
 // exchange is what a proxied request holds until it ends, released by end
@@ -72,7 +79,8 @@ type exchange struct {
 	acancel context.CancelCauseFunc // the attempt's own context, if it has one
 	slot    func()                  // gives the backend slot back
 	res     *http.Response
-	prefix  []byte // a stream's first bytes, read before committing to its backend
+	prefix  []byte // a stream's first bytes, read before committing to its backend; a large answer's
+	large   bool   // a whole answer past wholeAnswerMax: relayed as it arrives
 }
 
 // end releases what the request held and writes its usage line.
@@ -108,9 +116,10 @@ func (g *gateway) end(x *exchange) {
 }
 
 // forward runs a request's phases up to its answer: a whole answer is set
-// on the response and false returned; true means the backend streams, and
-// x holds what relayStream needs.
-func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchange) (stream bool) {
+// on the response and false returned; true means the answer is relayed as
+// it arrives — a stream (relayStream), or with x.large an answer too large
+// to hold (relayLarge) — and x holds what the relay needs.
+func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchange) (relay bool) {
 	rec := x.rec
 	routes := g.acquireRoutes()
 	x.routes = routes
@@ -326,7 +335,22 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		x.prefix = prefix
 		return true
 	}
-	data, err := io.ReadAll(res.Body)
+	var data []byte
+	var err error
+	switch n := res.ContentLength; {
+	case n > wholeAnswerMax:
+		x.large = true // not read here at all
+		return true
+	case n >= 0: // read into one buffer of its size
+		data = make([]byte, n)
+		_, err = io.ReadFull(res.Body, data)
+	default: // no length given: read up to the bound
+		data, err = io.ReadAll(io.LimitReader(res.Body, wholeAnswerMax+1))
+		if err == nil && len(data) > wholeAnswerMax {
+			x.prefix, x.large = data, true
+			return true
+		}
+	}
 	if err != nil {
 		// Headers have not left yet: the client can still get a clean error.
 		c.Response.Header.Reset()
@@ -416,6 +440,15 @@ func timedOut(upCtx context.Context) error {
 		return c
 	}
 	return nil
+}
+
+// brokenOff is the error of an answer (what: "stream", "answer") that ended
+// after it began: the gateway's timeout if one ended it, else broken.
+func brokenOff(upCtx context.Context, what string, broken *apiError) *apiError {
+	if to := timedOut(upCtx); to != nil {
+		return errServer(http.StatusGatewayTimeout, "upstream_timeout", "The "+what+" was stopped: "+to.Error()+".")
+	}
+	return broken
 }
 
 // errTimeout is the 504 for a timeout before anything reached the client.
@@ -604,10 +637,8 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 				rec.status, rec.errCode = statusClientClosed, "client_closed"
 				return
 			}
-			e := errServer(http.StatusBadGateway, "upstream_stream_broken", "The backend stopped the stream before it was complete.")
-			if to := timedOut(upCtx); to != nil {
-				e = errServer(http.StatusGatewayTimeout, "upstream_timeout", "The stream was stopped: "+to.Error()+".")
-			}
+			e := brokenOff(upCtx, "stream", errServer(http.StatusBadGateway, "upstream_stream_broken",
+				"The backend stopped the stream before it was complete."))
 			rec.errCode = e.code
 			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
 			ev := appendErrorEvent(nil, e)
@@ -617,6 +648,93 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			return
 		}
 	}
+}
+
+// wholeAnswerMax is the largest non-streamed answer read whole before it
+// goes to the client (with a Content-Length, and a clean 502 when the
+// backend breaks off): a worker holds at most this much of any one answer.
+// A larger one — embeddings of a large batch, a backend gone wrong — is
+// relayed as it arrives (relayLarge). Until then every answer was held
+// whole, whatever its size.
+const wholeAnswerMax = 1 << 20
+
+// usageTail is how much of the end of a relayed large answer is kept to
+// read its usage and finish reason from: they close OpenAI's and vLLM's
+// answers.
+const usageTail = 64 << 10
+
+// largeBufPool holds the buffers large answers are relayed through.
+var largeBufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// errAnswerCut ends a large answer's chunked body without its last chunk,
+// so that hertz closes the connection: the client sees an incomplete
+// answer, never a short one that looks whole.
+var errAnswerCut = errors.New("the backend broke off a large answer")
+
+// relayLarge forwards a non-streamed answer too large to hold (past
+// wholeAnswerMax) as it arrives, in chunked encoding: first prefix (what
+// forward read), then each read from the backend as one chunk. The usage
+// line takes usage and finish reason from the answer's last usageTail
+// bytes. If the backend breaks off before anything was sent, the client
+// gets a clean error; after that, the body is cut (errAnswerCut).
+func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte, body io.Reader) {
+	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
+	tail := make([]byte, 0, usageTail)
+	send := func(p []byte) bool {
+		if w == nil {
+			w = newChunkWriter(c)
+		}
+		if _, err := w.Write(p); err != nil {
+			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			return false
+		}
+		rec.bytesOut += int64(len(p))
+		if len(p) >= usageTail {
+			tail = append(tail[:0], p[len(p)-usageTail:]...)
+		} else {
+			if drop := len(tail) + len(p) - usageTail; drop > 0 {
+				tail = tail[:copy(tail, tail[drop:])]
+			}
+			tail = append(tail, p...)
+		}
+		return true
+	}
+	if len(prefix) > 0 && !send(prefix) {
+		return
+	}
+	bufp := largeBufPool.Get().(*[]byte)
+	defer largeBufPool.Put(bufp)
+	for {
+		n, err := body.Read(*bufp)
+		if n > 0 && !send((*bufp)[:n]) {
+			return
+		}
+		if err == io.EOF && w != nil {
+			break
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			return
+		}
+		// (An end before any byte is a broken answer too: it was announced
+		// past wholeAnswerMax.)
+		e := brokenOff(upCtx, "answer", errServer(http.StatusBadGateway, "upstream_failed",
+			"The backend closed the connection before the response was complete."))
+		g.log.Warn("large answer ended early", "backend", rec.backend, "reason", e.code, "sent", rec.bytesOut, "err", err)
+		if w == nil {
+			c.Response.Header.Reset()
+			g.fail(c, rec, e)
+			return
+		}
+		rec.errCode = e.code
+		w.abort(errAnswerCut)
+		return
+	}
+	rec.usage = sse.BodyUsage(tail)
+	rec.finishReason = sse.BodyFinishReason(tail)
 }
 
 // models handles GET /v1/models: the models the caller's key may use, in

@@ -13,6 +13,8 @@
 //	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
 //	X-Fake-Hold-Headers: NAME  before the response headers, wait for Release(NAME)
 //	X-Fake-Hold-End: NAME    after "data: [DONE]", wait for Release(NAME) before ending the body
+//	X-Fake-Chunked: 1        a JSON answer without Content-Length (vLLM sends one)
+//	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
 package fakevllm
 
 import (
@@ -218,7 +220,19 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
 	if !req.Stream {
-		s.answerJSON(w, chat, id, created, req.Model, tokens, prompt)
+		answer := s.answerJSON(chat, id, created, req.Model, tokens, prompt)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Fake-Chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		}
+		if n := headerInt(r, "X-Fake-Break-After", -1); n >= 0 && n < len(answer) {
+			w.Write(answer[:n])
+			if fl, ok := w.(http.Flusher); ok {
+				fl.Flush()
+			}
+			panic(http.ErrAbortHandler) // net/http closes the connection mid-body
+		}
+		w.Write(answer)
 		return
 	}
 	var hold chan struct{}
@@ -247,20 +261,19 @@ func usageJSON(prompt, completion int) string {
 		prompt, prompt+completion, completion)
 }
 
-func (s *Server) answerJSON(w http.ResponseWriter, chat bool, id string, created int64, model string, tokens, prompt int) {
+// answerJSON is a whole (non-streamed) answer of tokens tokens.
+func (s *Server) answerJSON(chat bool, id string, created int64, model string, tokens, prompt int) []byte {
 	var text strings.Builder
 	for i := 0; i < tokens; i++ {
 		text.WriteString(s.word(i))
 	}
 	content, _ := json.Marshal(text.String())
-	w.Header().Set("Content-Type", "application/json")
 	if chat {
-		fmt.Fprintf(w, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":null}`,
-			id, created, model, content, usageJSON(prompt, tokens))
-	} else {
-		fmt.Fprintf(w, `{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s}`,
+		return fmt.Appendf(nil, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":null}`,
 			id, created, model, content, usageJSON(prompt, tokens))
 	}
+	return fmt.Appendf(nil, `{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s}`,
+		id, created, model, content, usageJSON(prompt, tokens))
 }
 
 // answerStream writes one SSE event per token, like vLLM: each event is a

@@ -216,28 +216,44 @@ func usageOf(u gjson.Result) Usage {
 	return out
 }
 
-// BodyUsage reads the usage of a whole (non-streamed) JSON answer: the
-// value after the last "usage" key, wherever it is — correct for answers of
-// any size, unlike reading only the tail of the body.
+// BodyUsage reads the usage of a whole (non-streamed) JSON answer, or of
+// the end of one too large to hold: the value after the last "usage" key,
+// wherever it is.
 func BodyUsage(body []byte) Usage {
-	key := []byte(`"usage"`)
+	if v := lastValue(body, `"usage"`, gjson.Result.IsObject); v.Exists() {
+		return usageOf(v)
+	}
+	return Usage{}
+}
+
+// BodyFinishReason reads the finish reason of the end of a JSON answer:
+// the string after the last "finish_reason" key ("" if none). For a whole
+// answer with one choice it is choices[0]'s.
+func BodyFinishReason(body []byte) string {
+	return lastValue(body, `"finish_reason"`, func(v gjson.Result) bool { return v.Type == gjson.String }).Str
+}
+
+// lastValue is the value after the last occurrence of key (quoted) in body
+// that is a key — followed by a colon, not inside a string — and whose
+// value is what want accepts.
+func lastValue(body []byte, key string, want func(gjson.Result) bool) gjson.Result {
+	k := []byte(key)
 	for end := len(body); end > 0; {
-		i := bytes.LastIndex(body[:end], key)
+		i := bytes.LastIndex(body[:end], k)
 		if i < 0 {
-			return Usage{}
+			return gjson.Result{}
 		}
 		end = i
 		if i > 0 && body[i-1] == '\\' { // inside a string: \"usage\"
 			continue
 		}
-		rest := bytes.TrimLeft(body[i+len(key):], " \t\r\n")
+		rest := bytes.TrimLeft(body[i+len(k):], " \t\r\n")
 		if len(rest) == 0 || rest[0] != ':' {
 			continue
 		}
-		v := gjson.ParseBytes(bytes.TrimLeft(rest[1:], " \t\r\n"))
-		if v.IsObject() {
-			return usageOf(v)
+		if v := gjson.ParseBytes(bytes.TrimLeft(rest[1:], " \t\r\n")); want(v) {
+			return v
 		}
 	}
-	return Usage{}
+	return gjson.Result{}
 }

@@ -126,6 +126,34 @@ func TestBodyUsage(t *testing.T) {
 	}
 }
 
+// The end of a large answer, as a relay keeps it: cut anywhere before the
+// usage, it still gives usage and finish reason; look-alikes inside a
+// string and non-string values do not count.
+func TestBodyFinishReasonAndUsageOfATail(t *testing.T) {
+	whole := string(answer)
+	for cut := 0; cut < strings.Index(whole, `"finish_reason"`); cut += 7 {
+		tail := []byte(whole[cut:])
+		if got := BodyFinishReason(tail); got != "stop" {
+			t.Fatalf("tail from byte %d: finish reason %q, want stop", cut, got)
+		}
+		if u := BodyUsage(tail); u.Completion != 8 {
+			t.Fatalf("tail from byte %d: usage %+v", cut, u)
+		}
+	}
+	for body, want := range map[string]string{
+		`{"choices":[{"finish_reason":"stop"}]}`:                                                 "stop",
+		`{"choices":[{"finish_reason" : "tool_calls"}]}`:                                         "tool_calls",
+		`{"choices":[{"finish_reason":null}]}`:                                                   "",
+		`{"choices":[{"message":{"content":"\"finish_reason\":\"x\""},"finish_reason":"stop"}]}`: "stop",
+		`{"choices":[{"message":{"content":"\"finish_reason\":\"x\""}}]}`:                        "",
+		`{"data":[{"embedding":[0.1]}]}`:                                                         "",
+	} {
+		if got := BodyFinishReason([]byte(body)); got != want {
+			t.Errorf("%s: finish reason %q, want %q", body, got, want)
+		}
+	}
+}
+
 func FuzzBodyUsage(f *testing.F) {
 	f.Add([]byte(`{"usage":{"prompt_tokens":1}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// largeTokens makes an answer of ~1.6 MB (" tok" per token): past the
+// 1 MiB a worker reads whole before sending (worker/phases.go,
+// wholeAnswerMax).
+const largeTokens = 400_000
+
+// askWhole sends a non-streamed chat request with the fake's per-request
+// headers, reads the answer to its end and returns it with the read error.
+func askWhole(t *testing.T, url string, hdr map[string]string) (*http.Response, []byte, error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "hi")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res, body, err
+}
+
+// A non-streamed answer arrives whole and the same as straight from the
+// backend, whatever its size: up to 1 MiB with a Content-Length (read
+// whole first), past it chunked (relayed as it arrives) — with or without a
+// Content-Length from the backend. Its usage and finish reason are in the
+// usage line either way.
+func TestLargeAnswersRelayed(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{}, "")
+	cases := []struct {
+		name    string
+		tokens  int
+		chunked bool // the backend sends no Content-Length
+		relayed bool // the client gets it chunked
+	}{
+		{"small", 10, false, false},
+		{"small, chunked by the backend", 10, true, false},
+		{"large", largeTokens, false, true},
+		{"large, chunked by the backend", largeTokens, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hdr := map[string]string{"X-Fake-Tokens": strconv.Itoa(c.tokens)}
+			if c.chunked {
+				hdr["X-Fake-Chunked"] = "1"
+			}
+			res, got, err := askWhole(t, g.URL, hdr)
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("through the gateway: status %d, read error %v", res.StatusCode, err)
+			}
+			_, direct, err := askWhole(t, be.URL(), hdr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(direct) {
+				t.Fatalf("%d bytes through the gateway, %d straight from the backend", len(got), len(direct))
+			}
+			var a, b struct {
+				Choices []struct {
+					Message struct{ Content string }
+				}
+				Usage map[string]any
+			}
+			if json.Unmarshal(got, &a) != nil || json.Unmarshal(direct, &b) != nil ||
+				len(a.Choices) != 1 || a.Choices[0].Message.Content != b.Choices[0].Message.Content {
+				t.Fatal("the answer through the gateway is not the backend's")
+			}
+			if relayed := res.ContentLength < 0; relayed != c.relayed {
+				t.Errorf("Content-Length %d: relayed as it arrived = %v, want %v", res.ContentLength, relayed, c.relayed)
+			}
+			line := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+			if e, _ := line["error"].(string); line["status"] != 200.0 || e != "" {
+				t.Errorf("usage line status %v error %v", line["status"], line["error"])
+			}
+			if line["completion_tokens"] != float64(c.tokens) || line["finish_reason"] != "length" {
+				t.Errorf("usage line completion_tokens %v finish_reason %v, want %d length",
+					line["completion_tokens"], line["finish_reason"], c.tokens)
+			}
+			if line["bytes_out"] != float64(len(got)) {
+				t.Errorf("usage line bytes_out %v, want %d", line["bytes_out"], len(got))
+			}
+		})
+	}
+}
+
+// A backend that breaks off an answer: before the gateway sent anything the
+// client gets a clean 502; after, the body is cut — the client's read fails
+// — never ended as if it were whole.
+func TestBrokenAnswers(t *testing.T) {
+	g, _ := newGateway(t, fakevllm.Options{}, "")
+	large := strconv.Itoa(largeTokens)
+	cases := []struct {
+		name   string
+		hdr    map[string]string
+		status int // 0: cut after 200
+	}{
+		{"small, broken", map[string]string{"X-Fake-Tokens": "10", "X-Fake-Break-After": "20"}, 502},
+		{"large, broken before 1 MiB", map[string]string{"X-Fake-Tokens": large, "X-Fake-Break-After": "500000", "X-Fake-Chunked": "1"}, 502},
+		{"large, broken at once", map[string]string{"X-Fake-Tokens": large, "X-Fake-Break-After": "0"}, 502},
+		{"large, broken after 1 MiB", map[string]string{"X-Fake-Tokens": large, "X-Fake-Break-After": "1200000", "X-Fake-Chunked": "1"}, 0},
+		{"large with its length, broken", map[string]string{"X-Fake-Tokens": large, "X-Fake-Break-After": "300000"}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, body, err := askWhole(t, g.URL, c.hdr)
+			if c.status != 0 {
+				if res.StatusCode != c.status || err != nil {
+					t.Fatalf("status %d (read error %v), want a clean %d: %.200s", res.StatusCode, err, c.status, body)
+				}
+				checkError(t, c.name, res.StatusCode, body, c.status, "upstream_failed", "before the response was complete")
+			} else {
+				if res.StatusCode != 200 {
+					t.Fatalf("status %d, want 200 and a cut body", res.StatusCode)
+				}
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("reading the cut answer: %v after %d bytes; want unexpected EOF", err, len(body))
+				}
+			}
+			line := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+			if line["error"] != "upstream_failed" {
+				t.Errorf("usage line error %v, want upstream_failed", line["error"])
+			}
+		})
+	}
+}
