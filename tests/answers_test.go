@@ -6,8 +6,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
@@ -137,5 +141,80 @@ func TestBrokenAnswers(t *testing.T) {
 				t.Errorf("usage line error %v, want upstream_failed", line["error"])
 			}
 		})
+	}
+}
+
+// A stream event past the gateway's 1 MiB bound on an unfinished event
+// (worker/sse, MaxEvent) — here 3 MiB with no blank line in it — goes on to
+// the client as it arrives instead of being held whole; the events around
+// it are relayed and counted as usual, and every byte arrives in order.
+func TestGiantStreamEventPassedThrough(t *testing.T) {
+	giant := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("y", 3<<20) + "\"}}]}\n\n"
+	stream := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n" + giant +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n" +
+		"data: [DONE]\n\n"
+	// The backend sends the stream up to 2 MiB into the giant event, then
+	// waits until the client has 1.5 MiB of it: held whole, it never would.
+	cut := strings.Index(stream, giant) + 2<<20
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		write := func(s string) {
+			for p := s; len(p) > 0; p = p[min(len(p), 64<<10):] { // in 64 KiB writes
+				w.Write([]byte(p[:min(len(p), 64<<10)]))
+				w.(http.Flusher).Flush()
+			}
+		}
+		write(stream[:cut])
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		write(stream[cut:])
+	})
+	be := httptest.NewServer(mux)
+	defer be.Close()
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, baseConfig(be.URL, usage, ""))
+	g.UsageLog = usage
+
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := make([]byte, strings.Index(stream, giant)+3<<19)
+	read := make(chan error, 1)
+	go func() { _, err := io.ReadFull(res.Body, first); read <- err }()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("reading the first 1.5 MiB of the giant event: %v", err)
+		}
+	case <-time.After(deadline):
+		t.Fatalf("the client had not got 1.5 MiB of the giant event %v after the backend sent 2 MiB of it: the gateway holds it", deadline)
+	}
+	close(release)
+	rest, err := io.ReadAll(res.Body)
+	got := append(first, rest...)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("status %d, read error %v", res.StatusCode, err)
+	}
+	// The usage-only event is the gateway's (the client did not ask): dropped.
+	want := strings.Replace(stream, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n", "", 1)
+	if string(got) != want {
+		t.Fatalf("the client got %d bytes, not the %d of the stream less its usage event", len(got), len(want))
+	}
+	line := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+	if line["total_tokens"] != 5.0 || line["finish_reason"] != "stop" {
+		t.Errorf("usage line total_tokens %v finish_reason %v, want 5 stop", line["total_tokens"], line["finish_reason"])
 	}
 }

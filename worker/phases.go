@@ -520,6 +520,15 @@ type relayBufs struct {
 	out []byte // the events of one read that go to the client
 }
 
+// put gives b back to streamBufPool, without what a giant event (up to
+// sse.MaxEvent) grew its out to.
+func (b *relayBufs) put() {
+	if cap(b.out) > 64<<10 {
+		b.out = nil
+	}
+	streamBufPool.Put(b)
+}
+
 // dataWaiter is a response body that can wait for the backend's next bytes
 // without a buffer to read them into, and tell how many have arrived
 // (upstream's bodies can).
@@ -552,12 +561,16 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	var bufs *relayBufs
 	defer func() {
 		if bufs != nil {
-			streamBufPool.Put(bufs)
+			bufs.put()
 		}
 	}()
 	var split sse.Splitter
 	done := false // [DONE] is in bufs.out
-	keep := func(event []byte) {
+	keep := func(event []byte, whole bool) {
+		if !whole { // a piece of an event past sse.MaxEvent: passed on unread
+			bufs.out = append(bufs.out, event...)
+			return
+		}
 		ev := sse.Inspect(event)
 		rec.events++
 		if ev.HasContent && rec.ttft == 0 {
@@ -578,7 +591,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	for {
 		if !done && len(prefix) == 0 && waiter != nil {
 			if bufs != nil { // no buffer held while the stream is idle
-				streamBufPool.Put(bufs)
+				bufs.put()
 				bufs = nil
 			}
 			waiter.WaitData() //nolint:errcheck // Read below returns the same error

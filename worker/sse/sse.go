@@ -13,27 +13,64 @@ import (
 // Splitter cuts a byte stream into whole events. Events end with a blank
 // line: "\n\n" (what vLLM and OpenAI send) or "\r\n\r\n".
 type Splitter struct {
-	buf []byte // bytes of an event not yet complete
+	// Max is the most bytes of an unfinished event the splitter holds while
+	// it waits for the event's end (0: MaxEvent). An event that grows past
+	// it is passed on in pieces as its bytes arrive (emit's whole is false),
+	// so that a giant event or a backend that never ends one costs no more
+	// memory than this, and its bytes are not held back until the stream ends.
+	Max     int
+	buf     []byte // bytes of an event not yet complete
+	passing bool   // inside an event that outgrew Max: its bytes go on as they come
 }
 
+// MaxEvent is a Splitter's default Max. vLLM's events are ~330 bytes; one
+// with logprobs of a long answer may reach tens of KiB.
+const MaxEvent = 1 << 20
+
+// straddle is how many bytes of a possible event end ("\r\n\r\n" less its
+// last byte) can lie in one read with the rest in the next.
+const straddle = 3
+
 // Feed appends p and calls emit for each complete event, in order, with the
-// event's bytes including its terminating blank line. The slice passed to
-// emit is valid only during the call.
-func (s *Splitter) Feed(p []byte, emit func(event []byte)) {
-	data := p
+// event's bytes including its terminating blank line (whole), or with the
+// next piece of an event that outgrew Max (not whole; the piece that ends it
+// ends with its blank line). The slice passed to emit is valid only during
+// the call. Every byte fed is passed to emit once, in order, except the
+// unfinished tail that Rest returns.
+func (s *Splitter) Feed(p []byte, emit func(event []byte, whole bool)) {
+	data, from := p, 0
 	if len(s.buf) > 0 {
+		// buf holds no event end, but one may begin in its last bytes and
+		// end in p: search from there, not from the start again (which was
+		// quadratic in the reads of a long event).
+		from = max(0, len(s.buf)-straddle)
 		s.buf = append(s.buf, p...)
 		data = s.buf
 	}
 	for {
-		n := eventEnd(data)
+		n := eventEnd(data[from:])
 		if n < 0 {
 			break
 		}
-		emit(data[:n])
-		data = data[n:]
+		n += from
+		emit(data[:n], !s.passing)
+		s.passing = false
+		data, from = data[n:], 0
 	}
-	// Keep the partial tail (copy: p belongs to the caller).
+	limit := s.Max
+	if limit <= 0 {
+		limit = MaxEvent
+	}
+	limit = max(limit, straddle)
+	s.passing = s.passing || len(data) > limit
+	if s.passing && len(data) > straddle {
+		emit(data[:len(data)-straddle], false)
+		data = data[len(data)-straddle:]
+		// Let go of what the event grew the buffer to.
+		s.buf = append(make([]byte, 0, 2*straddle), data...)
+		return
+	}
+	// Keep the unfinished tail (copy: p belongs to the caller).
 	if len(s.buf) > 0 {
 		s.buf = append(s.buf[:0], data...)
 	} else if len(data) > 0 {

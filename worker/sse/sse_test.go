@@ -16,7 +16,12 @@ func split(chunks ...[]byte) []string {
 	var s Splitter
 	var out []string
 	for _, c := range chunks {
-		s.Feed(c, func(ev []byte) { out = append(out, string(ev)) })
+		s.Feed(c, func(ev []byte, whole bool) {
+			if !whole {
+				panic("an event of a test stream outgrew MaxEvent")
+			}
+			out = append(out, string(ev))
+		})
 	}
 	return out
 }
@@ -79,6 +84,45 @@ func TestInspectShapes(t *testing.T) {
 	}
 }
 
+// feedAll feeds stream to s in reads of size n and returns the whole
+// events, the bytes of all pieces emitted, and the largest unfinished tail
+// the splitter held between reads.
+func feedAll(s *Splitter, stream []byte, n int) (whole []string, all []byte, held int) {
+	for len(stream) > 0 {
+		k := min(n, len(stream))
+		s.Feed(stream[:k], func(ev []byte, w bool) {
+			if w {
+				whole = append(whole, string(ev))
+			}
+			all = append(all, ev...)
+		})
+		held = max(held, len(s.buf))
+		stream = stream[k:]
+	}
+	return whole, append(all, s.Rest()...), held
+}
+
+// An event that outgrows Max goes on in pieces as it arrives, never held
+// whole; the events around it are whole; no byte is lost or reordered, and
+// an event end that straddles two reads is found.
+func TestSplitterPassesGiantEvents(t *testing.T) {
+	giant := "data: {\"x\":\"" + strings.Repeat("y", 1000) + "\"}\r\n\r\n"
+	stream := "data: a\n\n" + giant + "data: b\n\n" + "data: " + strings.Repeat("z", 500)
+	for n := 1; n <= 70; n++ {
+		s := Splitter{Max: 64}
+		whole, all, held := feedAll(&s, []byte(stream), n)
+		if string(all) != stream {
+			t.Fatalf("reads of %d: bytes out differ from bytes in", n)
+		}
+		if len(whole) != 2 || whole[0] != "data: a\n\n" || whole[1] != "data: b\n\n" {
+			t.Fatalf("reads of %d: whole events %q", n, whole)
+		}
+		if held > s.Max {
+			t.Fatalf("reads of %d: held %d bytes of an unfinished event, Max %d", n, held, s.Max)
+		}
+	}
+}
+
 // However the stream is cut into reads, the same events come out.
 func FuzzSplitter(f *testing.F) {
 	f.Add([]byte(vllmStream), uint16(7), uint16(300))
@@ -95,9 +139,16 @@ func FuzzSplitter(f *testing.F) {
 		}
 		var s Splitter
 		var n int
-		s.Feed(stream, func(ev []byte) { n += len(ev) })
+		s.Feed(stream, func(ev []byte, _ bool) { n += len(ev) })
 		if n+len(s.Rest()) != len(stream) {
 			t.Fatalf("%d bytes in events + %d rest != %d", n, len(s.Rest()), len(stream))
+		}
+		// With a small Max, whatever the reads: every byte once, in order,
+		// and never more than Max held.
+		s = Splitter{Max: 1 + x%32}
+		_, all, held := feedAll(&s, stream, 1+y%17)
+		if !bytes.Equal(all, stream) || held > max(s.Max, straddle) {
+			t.Fatalf("Max %d, reads of %d: out %q (held %d)", s.Max, 1+y%17, all, held)
 		}
 		if got, want := eventEnd(stream), eventEndReference(stream); got != want {
 			t.Fatalf("eventEnd(%q) = %d, want %d", stream, got, want)
@@ -179,6 +230,24 @@ func eventEndReference(b []byte) int {
 	}
 }
 
+// BenchmarkFeedLongEvent: a 256 KiB event (logprobs of a long answer) fed
+// in reads of 8 KiB, as the relay reads.
+func BenchmarkFeedLongEvent(b *testing.B) {
+	ev := []byte("data: {\"x\":\"" + strings.Repeat("y", 256<<10) + "\"}\n\n")
+	b.SetBytes(int64(len(ev)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var s Splitter
+		n := 0
+		for p := ev; len(p) > 0; p = p[min(len(p), 8<<10):] {
+			s.Feed(p[:min(len(p), 8<<10)], func([]byte, bool) { n++ })
+		}
+		if n != 1 {
+			b.Fatalf("%d events", n)
+		}
+	}
+}
+
 // BenchmarkInspectTokenEvent: the per-event cost of reading a token event.
 func BenchmarkInspectTokenEvent(b *testing.B) {
 	ev := []byte(strings.SplitAfter(vllmStream, "\n\n")[0])
@@ -213,7 +282,7 @@ func BenchmarkFeedBurst(b *testing.B) {
 	var s Splitter
 	n := 0
 	for b.Loop() {
-		s.Feed(burst, func(ev []byte) { Inspect(ev); n++ })
+		s.Feed(burst, func(ev []byte, _ bool) { Inspect(ev); n++ })
 	}
 	if n != 12*b.N {
 		b.Fatalf("%d events, want %d", n, 12*b.N)
