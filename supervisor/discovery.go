@@ -235,27 +235,28 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 }
 
 // scrape reads url/metrics every interval and records, in the backend's
-// cell, vLLM's running + waiting requests and KV-cache usage. A page that
-// cannot be read is logged when that starts (and when it ends), not at every
-// interval; meanwhile the last figure goes stale and the workers route on
+// cell, vLLM's running + waiting requests and KV-cache usage. Pages that
+// cannot be read are logged when that starts (with the first error) and
+// when it ends, not at every interval (a reset's error names a new port
+// each time); meanwhile the last figure goes stale and the workers route on
 // their own count.
 func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval time.Duration) {
-	client := scrapeClient(max(interval, 200*time.Millisecond))
+	client := scrapeClient(max(interval, minScrapeTimeout))
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	failing := ""
+	failing := false
 	for {
 		load, kv, err := readLoad(ctx, client, url)
 		switch {
 		case ctx.Err() != nil:
 			return
-		case err != nil && err.Error() != failing:
+		case err != nil && !failing:
 			s.log.Warn("cannot read a backend's load from its /metrics; routing on the gateway's own count until it can",
 				"backend", url, "err", err)
-			failing = err.Error()
-		case err == nil && failing != "":
+			failing = true
+		case err == nil && failing:
 			s.log.Info("reading a backend's load from its /metrics again", "backend", url)
-			failing = ""
+			failing = false
 		}
 		if err == nil {
 			// Looked up each time: the cell is freed once a reload removed
@@ -271,6 +272,10 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 		}
 	}
 }
+
+// minScrapeTimeout is the shortest time a scraper waits for a page (else
+// its interval).
+var minScrapeTimeout = 200 * time.Millisecond
 
 // scrapeClient is the HTTP client of one backend's scraper.
 func scrapeClient(timeout time.Duration) *http.Client {

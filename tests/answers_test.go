@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -57,10 +59,14 @@ func TestLargeAnswersRelayed(t *testing.T) {
 		{"small, chunked by the backend", 10, true, false},
 		{"large", largeTokens, false, true},
 		{"large, chunked by the backend", largeTokens, true, true},
+		{"large, usage before 2 MB of prompt_logprobs", 10, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hdr := map[string]string{"X-Fake-Tokens": strconv.Itoa(c.tokens)}
+			if strings.Contains(c.name, "prompt_logprobs") {
+				hdr["X-Fake-Prompt-Logprobs"] = "40000" // ~60 bytes each
+			}
 			if c.chunked {
 				hdr["X-Fake-Chunked"] = "1"
 			}
@@ -216,5 +222,40 @@ func TestGiantStreamEventPassedThrough(t *testing.T) {
 	line := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
 	if line["total_tokens"] != 5.0 || line["finish_reason"] != "stop" {
 		t.Errorf("usage line total_tokens %v finish_reason %v, want 5 stop", line["total_tokens"], line["finish_reason"])
+	}
+}
+
+// A client that stops reading a relayed answer does not hold the backend
+// slot past timeouts.total: the gateway's writes to it fail then, the
+// exchange ends, and the usage line says client_stalled.
+func TestStalledClientReleased(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{})
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {total: 5s}")) // the headers come well before that, even on a loaded machine
+	g.UsageLog = usage
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := chatBody("m", false, "hi")
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nX-Fake-Tokens: 10000000\r\nContent-Length: %d\r\n\r\n%s", keyAll, len(body), body)
+	head := make([]byte, 12)
+	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
+		t.Fatalf("answer began %q (%v)", head, err)
+	}
+	// Read no more: 40 MB cannot fit in the sockets' buffers.
+	var line map[string]any
+	await(t, "the usage line of the stalled request", func() bool {
+		if lines := g.usageLines(); len(lines) > 0 {
+			line = lines[len(lines)-1]
+			return true
+		}
+		return false
+	})
+	if line["status"] != 499.0 || line["error"] != "client_stalled" {
+		t.Errorf("usage line status %v error %v, want 499 client_stalled", line["status"], line["error"])
 	}
 }

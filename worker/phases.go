@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	errs "github.com/cloudwego/hertz/pkg/common/errors"
 
 	"github.com/tidwall/gjson"
 
@@ -56,31 +57,38 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	}
 	prefix := x.prefix
 	x.prefix = nil // dead once the relay has sent it: the collector may take it
+	// A relay's writes wait for the client's socket to take them: a client
+	// that stops reading must not hold the backend's slot and connection
+	// past timeouts.total, so its writes fail then (client_stalled).
+	conn := c.GetConn()
+	conn.SetWriteDeadline(x.deadline)        //nolint:errcheck // netpoll's never fails
+	defer conn.SetWriteDeadline(time.Time{}) //nolint:errcheck // keep-alive: the next request starts without it
 	if x.large {
-		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res.Body)
+		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor, x.deadline)
 		return
 	}
 	x.rec.stream = true
-	g.relayStream(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor)
+	g.relayStream(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor, x.deadline)
 }
 
 // exchange is what a proxied request holds until it ends, released by end
 // in the reverse order of its taking.
 type exchange struct {
-	rec     *usageRecord
-	routes  *routeTable // the table this request finishes on, whatever reloads come
-	held    *bodyHold
-	adm     *admission
-	cancel  context.CancelCauseFunc // ends the upstream request
-	upCtx   context.Context
-	total   *time.Timer
-	idle    *time.Timer // streams only: silence before the headers counts too
-	idleFor time.Duration
-	acancel context.CancelCauseFunc // the attempt's own context, if it has one
-	slot    func()                  // gives the backend slot back
-	res     *http.Response
-	prefix  []byte // a stream's first bytes, read before committing to its backend; a large answer's
-	large   bool   // a whole answer past wholeAnswerMax: relayed as it arrives
+	rec      *usageRecord
+	routes   *routeTable // the table this request finishes on, whatever reloads come
+	held     *bodyHold
+	adm      *admission
+	cancel   context.CancelCauseFunc // ends the upstream request
+	upCtx    context.Context
+	total    *time.Timer
+	deadline time.Time   // when total fires: a relay's writes to the client end then too
+	idle     *time.Timer // streams only: silence before the headers counts too
+	idleFor  time.Duration
+	acancel  context.CancelCauseFunc // the attempt's own context, if it has one
+	slot     func()                  // gives the backend slot back
+	res      *http.Response
+	prefix   []byte // a stream's first bytes, read before committing to its backend; a large answer's
+	large    bool   // a whole answer past wholeAnswerMax: relayed as it arrives
 }
 
 // end releases what the request held and writes its usage line.
@@ -230,6 +238,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
 	x.upCtx, x.cancel = upCtx, cancel
 	x.total = time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
+	x.deadline = time.Now().Add(m.total)
 	if scan.Stream {
 		x.idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
 		x.idleFor = m.streamIdle
@@ -338,15 +347,25 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	var data []byte
 	var err error
 	switch n := res.ContentLength; {
-	case n > wholeAnswerMax:
+	case n > wholeAnswerMax && c.Request.Header.IsHTTP11():
 		x.large = true // not read here at all
 		return true
-	case n >= 0: // read into one buffer of its size
+	case n > wholeAnswerMax: // an HTTP/1.0 client: no chunked encoding, the whole answer is held
+		data, err = io.ReadAll(res.Body)
+	case n > 0: // read into one buffer of its size (ReadFull's last read sees the end: the connection goes back to its pool)
 		data = make([]byte, n)
 		_, err = io.ReadFull(res.Body, data)
-	default: // no length given: read up to the bound
+	default: // no length given (or 0: read to see its end): read up to the bound
 		data, err = io.ReadAll(io.LimitReader(res.Body, wholeAnswerMax+1))
 		if err == nil && len(data) > wholeAnswerMax {
+			if !c.Request.Header.IsHTTP11() {
+				// No chunked encoding for an HTTP/1.0 client: it gets the
+				// whole answer, held as before relaying existed.
+				var rest []byte
+				rest, err = io.ReadAll(res.Body)
+				data = append(data, rest...)
+				break
+			}
 			x.prefix, x.large = data, true
 			return true
 		}
@@ -555,7 +574,7 @@ const doneWait = 5 * time.Millisecond
 // A stream that breaks or times out after its headers went out ends with an
 // SSE error event in OpenAI's shape and a clean end of the chunked body.
 func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
-	body io.Reader, idle *time.Timer, idleFor time.Duration) {
+	body io.Reader, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
 	w := newChunkWriter(c)
 	waiter, _ := body.(dataWaiter)
 	var bufs *relayBufs
@@ -627,7 +646,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			// body: one write.
 			out := append(bufs.out, split.Rest()...)
 			if w.WriteLast(out) != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
 				return
 			}
 			rec.bytesOut += int64(len(out))
@@ -639,7 +658,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if out := bufs.out; len(out) > 0 {
 			// Write through w, not c.Write: only w reports a client that left.
 			if _, err := w.Write(out); err != nil || w.Flush() != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
 				return
 			}
 			rec.bytesOut += int64(len(out))
@@ -671,45 +690,37 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 // whole, whatever its size.
 const wholeAnswerMax = 1 << 20
 
-// usageTail is how much of the end of a relayed large answer is kept to
-// read its usage and finish reason from: they close OpenAI's and vLLM's
-// answers.
-const usageTail = 64 << 10
-
 // largeBufPool holds the buffers large answers are relayed through.
 var largeBufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// errAnswerCut ends a large answer's chunked body without its last chunk,
-// so that hertz closes the connection: the client sees an incomplete
+// errAnswerCut ends a large answer's chunked body without its last chunk.
+// hertz then closes the connection (quietly: it is one of hertz's "short
+// connection" errors; the worker logs why): the client sees an incomplete
 // answer, never a short one that looks whole.
-var errAnswerCut = errors.New("the backend broke off a large answer")
+var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 
 // relayLarge forwards a non-streamed answer too large to hold (past
 // wholeAnswerMax) as it arrives, in chunked encoding: first prefix (what
-// forward read), then each read from the backend as one chunk. The usage
-// line takes usage and finish reason from the answer's last usageTail
-// bytes. If the backend breaks off before anything was sent, the client
-// gets a clean error; after that, the body is cut (errAnswerCut).
-func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte, body io.Reader) {
+// forward read), then each read from the backend as one chunk. Usage and
+// finish reason are read on the way (sse.AnswerReader). If the backend
+// breaks off before anything was sent, the client gets a clean error;
+// after that, the body is cut (errAnswerCut). idle, if the client asked
+// for a stream, is reset by every read, as relayStream does.
+func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
+	body io.Reader, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
-	tail := make([]byte, 0, usageTail)
+	answer := sse.NewAnswerReader()
 	send := func(p []byte) bool {
 		if w == nil {
 			w = newChunkWriter(c)
 		}
 		if _, err := w.Write(p); err != nil {
-			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+			w.abort(errAnswerCut)
 			return false
 		}
 		rec.bytesOut += int64(len(p))
-		if len(p) >= usageTail {
-			tail = append(tail[:0], p[len(p)-usageTail:]...)
-		} else {
-			if drop := len(tail) + len(p) - usageTail; drop > 0 {
-				tail = tail[:copy(tail, tail[drop:])]
-			}
-			tail = append(tail, p...)
-		}
+		answer.Feed(p)
 		return true
 	}
 	if len(prefix) > 0 && !send(prefix) {
@@ -719,8 +730,13 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	defer largeBufPool.Put(bufp)
 	for {
 		n, err := body.Read(*bufp)
-		if n > 0 && !send((*bufp)[:n]) {
-			return
+		if n > 0 {
+			if idle != nil {
+				idle.Reset(idleFor)
+			}
+			if !send((*bufp)[:n]) {
+				return
+			}
 		}
 		if err == io.EOF && w != nil {
 			break
@@ -730,6 +746,9 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		}
 		if ctx.Err() != nil {
 			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			if w != nil {
+				w.abort(errAnswerCut)
+			}
 			return
 		}
 		// (An end before any byte is a broken answer too: it was announced
@@ -746,8 +765,23 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		w.abort(errAnswerCut)
 		return
 	}
-	rec.usage = sse.BodyUsage(tail)
-	rec.finishReason = sse.BodyFinishReason(tail)
+	rec.usage = answer.Usage()
+	rec.finishReason = answer.FinishReason()
+	// The end of the body, here under the write deadline rather than by
+	// hertz's Finalize after it.
+	if w.WriteLast(nil) != nil {
+		rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+	}
+}
+
+// clientGone is the usage line's error for a write to the client that
+// failed: client_stalled when the relay's write deadline (timeouts.total)
+// had passed — the client stopped reading — else client_closed.
+func clientGone(deadline time.Time) string {
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return "client_stalled"
+	}
+	return "client_closed"
 }
 
 // models handles GET /v1/models: the models the caller's key may use, in

@@ -15,9 +15,11 @@
 //	X-Fake-Hold-End: NAME    after "data: [DONE]", wait for Release(NAME) before ending the body
 //	X-Fake-Chunked: 1        a JSON answer without Content-Length (vLLM sends one)
 //	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
+//	X-Fake-Prompt-Logprobs: N  a chat answer's prompt_logprobs (after its usage, as vLLM puts them): N entries
 package fakevllm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -220,7 +222,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
 	if !req.Stream {
-		answer := s.answerJSON(chat, id, created, req.Model, tokens, prompt)
+		answer := s.answerJSON(chat, id, created, req.Model, tokens, prompt, headerInt(r, "X-Fake-Prompt-Logprobs", 0))
 		w.Header().Set("Content-Type", "application/json")
 		if r.Header.Get("X-Fake-Chunked") == "" {
 			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
@@ -261,16 +263,45 @@ func usageJSON(prompt, completion int) string {
 		prompt, prompt+completion, completion)
 }
 
-// answerJSON is a whole (non-streamed) answer of tokens tokens.
-func (s *Server) answerJSON(chat bool, id string, created int64, model string, tokens, prompt int) []byte {
+// contentJSON is the text of an answer of tokens tokens as a JSON string:
+// the words cycled, built a cycle at a time (answers of millions of tokens
+// are built in milliseconds, even under the race detector).
+func (s *Server) contentJSON(tokens int) []byte {
 	var text strings.Builder
-	for i := 0; i < tokens; i++ {
+	for i := 0; i < min(tokens, len(s.opts.Words)); i++ {
 		text.WriteString(s.word(i))
 	}
-	content, _ := json.Marshal(text.String())
+	first, _ := json.Marshal(text.String()) // the first cycle (no leading space)
+	if tokens <= len(s.opts.Words) {
+		return first
+	}
+	var cycle, rest strings.Builder
+	for i := len(s.opts.Words); i < 2*len(s.opts.Words); i++ {
+		cycle.WriteString(s.word(i))
+	}
+	n := tokens - len(s.opts.Words)
+	for i := 0; i < n%len(s.opts.Words); i++ {
+		rest.WriteString(s.word(i + len(s.opts.Words)))
+	}
+	c, _ := json.Marshal(cycle.String())
+	r, _ := json.Marshal(rest.String())
+	// JSON escapes each character on its own, so the escaped cycles join.
+	out := append([]byte(nil), first[:len(first)-1]...)
+	out = append(out, bytes.Repeat(c[1:len(c)-1], n/len(s.opts.Words))...)
+	out = append(out, r[1:]...)
+	return out
+}
+
+// answerJSON is a whole (non-streamed) answer of tokens tokens.
+func (s *Server) answerJSON(chat bool, id string, created int64, model string, tokens, prompt, promptLogprobs int) []byte {
+	content := s.contentJSON(tokens)
 	if chat {
-		return fmt.Appendf(nil, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":null}`,
-			id, created, model, content, usageJSON(prompt, tokens))
+		lp := "null"
+		if promptLogprobs > 0 {
+			lp = "[null" + strings.Repeat(`,{"1":{"logprob":-0.25,"rank":1,"decoded_token":"usage"}}`, promptLogprobs) + "]"
+		}
+		return fmt.Appendf(nil, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":%s}`,
+			id, created, model, content, usageJSON(prompt, tokens), lp)
 	}
 	return fmt.Appendf(nil, `{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s}`,
 		id, created, model, content, usageJSON(prompt, tokens))

@@ -253,21 +253,14 @@ func usageOf(u gjson.Result) Usage {
 	return out
 }
 
-// BodyUsage reads the usage of a whole (non-streamed) JSON answer, or of
-// the end of one too large to hold: the value after the last "usage" key,
-// wherever it is.
+// BodyUsage reads the usage of a whole (non-streamed) JSON answer: the
+// value after the last "usage" key, wherever it is. (An answer too large to
+// hold is read as it passes, by an AnswerReader.)
 func BodyUsage(body []byte) Usage {
 	if v := lastValue(body, `"usage"`, gjson.Result.IsObject); v.Exists() {
 		return usageOf(v)
 	}
 	return Usage{}
-}
-
-// BodyFinishReason reads the finish reason of the end of a JSON answer:
-// the string after the last "finish_reason" key ("" if none). For a whole
-// answer with one choice it is choices[0]'s.
-func BodyFinishReason(body []byte) string {
-	return lastValue(body, `"finish_reason"`, func(v gjson.Result) bool { return v.Type == gjson.String }).Str
 }
 
 // lastValue is the value after the last occurrence of key (quoted) in body
@@ -293,4 +286,196 @@ func lastValue(body []byte, key string, want func(gjson.Result) bool) gjson.Resu
 		}
 	}
 	return gjson.Result{}
+}
+
+// AnswerReader reads, from a JSON answer fed in pieces as it is relayed, what
+// the gateway bills: the usage BodyUsage would read from the whole answer
+// (the value after the last "usage" key that is an object), and the finish
+// reason (the value after the first "finish_reason" key that is a string:
+// choices[0]'s). It holds only those values, never the answer, and reads
+// neither when it takes more than maxValue bytes.
+type AnswerReader struct {
+	usage  finder
+	finish finder
+}
+
+// maxValue bounds a value an AnswerReader reads (a usage object is ~200 bytes).
+const maxValue = 4 << 10
+
+// NewAnswerReader returns a reader for one answer.
+func NewAnswerReader() *AnswerReader {
+	return &AnswerReader{
+		usage:  finder{key: []byte(`"usage"`), want: gjson.Result.IsObject},
+		finish: finder{key: []byte(`"finish_reason"`), want: func(v gjson.Result) bool { return v.Type == gjson.String }, first: true},
+	}
+}
+
+// Feed reads the answer's next bytes.
+func (r *AnswerReader) Feed(p []byte) {
+	r.usage.feed(p)
+	r.finish.feed(p)
+}
+
+// Usage is the answer's usage (Found false if none).
+func (r *AnswerReader) Usage() Usage {
+	if r.usage.found == nil {
+		return Usage{}
+	}
+	return usageOf(gjson.ParseBytes(r.usage.found))
+}
+
+// FinishReason is the answer's finish reason ("" if none).
+func (r *AnswerReader) FinishReason() string {
+	return gjson.ParseBytes(r.finish.found).Str
+}
+
+// finder finds, in bytes fed in pieces, the value after a key (quoted, not
+// preceded by a backslash — not inside a string — and followed by a colon)
+// that want accepts: the last such value, or with first the first.
+type finder struct {
+	key     []byte
+	want    func(gjson.Result) bool
+	first   bool
+	tail    []byte      // the last len(key) bytes fed: a key may straddle two pieces
+	open    []candidate // keys whose value is not complete yet
+	found   []byte      // the value kept
+	foundAt int64       // where its key is
+	fed     int64       // bytes fed so far
+}
+
+// candidate is a key found, and the bytes after it so far.
+type candidate struct {
+	at    int64
+	after []byte
+}
+
+// maxOpen bounds the keys waiting for their values at once (each holds up
+// to maxValue bytes): past it the oldest is dropped. A key whose value is
+// in the same piece is read at once, so only keys near a piece's end wait.
+const maxOpen = 4
+
+func (f *finder) feed(p []byte) {
+	if f.first && f.found != nil {
+		return
+	}
+	kept := f.open[:0]
+	for _, c := range f.open {
+		c.after = append(c.after, p[:min(len(p), maxValue-len(c.after))]...)
+		if !f.resolve(c) {
+			kept = append(kept, c)
+		}
+	}
+	f.open = kept
+	// Keys that begin in the tail of the last piece and end in p, then keys
+	// wholly in p (p itself is never copied).
+	seam := append(f.tail[:len(f.tail):len(f.tail)], p[:min(len(p), len(f.key)-1)]...)
+	f.scan(seam, len(f.tail), f.fed-int64(len(f.tail)), p, 0)
+	f.scan(p, 0, f.fed, p, lastByte(f.tail))
+	f.fed += int64(len(p))
+	if len(p) >= len(f.key) {
+		f.tail = append(f.tail[:0], p[len(p)-len(f.key):]...)
+	} else {
+		f.tail = append(f.tail, p...)
+		f.tail = append(f.tail[:0], f.tail[max(0, len(f.tail)-len(f.key)):]...)
+	}
+}
+
+// scan opens a candidate for each key in b that ends past b[:minEnd]; b
+// begins at stream position base; p is the piece being fed, which b's end
+// lies in (the bytes after a key are taken from p); before is the byte
+// before b (0 if none).
+func (f *finder) scan(b []byte, minEnd int, base int64, p []byte, before byte) {
+	for from := 0; ; {
+		i := bytes.Index(b[from:], f.key)
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + 1
+		end := i + len(f.key)
+		prev := before
+		if i > 0 {
+			prev = b[i-1]
+		}
+		if end <= minEnd || prev == '\\' {
+			continue // wholly in the last piece (seen then), or inside a string
+		}
+		rest := p[end-minEnd:] // b is the last minEnd bytes before p, then p's first bytes
+		c := candidate{at: base + int64(i), after: rest[:min(len(rest), maxValue)]}
+		if f.resolve(c) {
+			continue // read (or not a key) from p alone
+		}
+		if len(f.open) == maxOpen {
+			f.open = append(f.open[:0], f.open[1:]...)
+		}
+		c.after = append([]byte(nil), c.after...) // p is the caller's
+		f.open = append(f.open, c)
+	}
+}
+
+func lastByte(b []byte) byte {
+	if len(b) == 0 {
+		return 0
+	}
+	return b[len(b)-1]
+}
+
+// resolve reads c's value if it is complete and reports whether c is done
+// with (read, not a key, not wanted, or past maxValue).
+func (f *finder) resolve(c candidate) bool {
+	rest := bytes.TrimLeft(c.after, " \t\r\n")
+	if len(rest) == 0 {
+		return len(c.after) >= maxValue
+	}
+	if rest[0] != ':' {
+		return true // a string's content, not a key
+	}
+	v := bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(v) == 0 || (v[0] != '{' && v[0] != '"') {
+		return len(v) > 0 || len(c.after) >= maxValue // not an object or a string: never wanted here
+	}
+	n := valueEnd(v)
+	if n < 0 {
+		return len(c.after) >= maxValue // not complete yet (or never will be within the bound)
+	}
+	raw := v[:n]
+	if !gjson.ValidBytes(raw) {
+		return true
+	}
+	if f.want(gjson.ParseBytes(raw)) && (f.found == nil || (c.at > f.foundAt) != f.first) {
+		f.found, f.foundAt = append(f.found[:0], raw...), c.at
+	}
+	return true
+}
+
+// valueEnd returns the length of the JSON object or string v begins with,
+// or -1 if v ends before it does.
+func valueEnd(v []byte) int {
+	depth, inString, escaped := 0, false, false
+	for i, b := range v {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch b {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1 // a string value
+				}
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+		case b == '}' || b == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }

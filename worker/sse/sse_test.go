@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -177,40 +178,58 @@ func TestBodyUsage(t *testing.T) {
 	}
 }
 
-// The end of a large answer, as a relay keeps it: cut anywhere before the
-// usage, it still gives usage and finish reason; look-alikes inside a
-// string and non-string values do not count.
-func TestBodyFinishReasonAndUsageOfATail(t *testing.T) {
-	whole := string(answer)
-	for cut := 0; cut < strings.Index(whole, `"finish_reason"`); cut += 7 {
-		tail := []byte(whole[cut:])
-		if got := BodyFinishReason(tail); got != "stop" {
-			t.Fatalf("tail from byte %d: finish reason %q, want stop", cut, got)
-		}
-		if u := BodyUsage(tail); u.Completion != 8 {
-			t.Fatalf("tail from byte %d: usage %+v", cut, u)
-		}
+// readInPieces feeds body to an AnswerReader in pieces of n bytes.
+func readInPieces(body []byte, n int) (Usage, string) {
+	r := NewAnswerReader()
+	for p := body; len(p) > 0; p = p[min(len(p), n):] {
+		r.Feed(p[:min(len(p), n)])
 	}
-	for body, want := range map[string]string{
-		`{"choices":[{"finish_reason":"stop"}]}`:                                                 "stop",
-		`{"choices":[{"finish_reason" : "tool_calls"}]}`:                                         "tool_calls",
-		`{"choices":[{"finish_reason":null}]}`:                                                   "",
-		`{"choices":[{"message":{"content":"\"finish_reason\":\"x\""},"finish_reason":"stop"}]}`: "stop",
-		`{"choices":[{"message":{"content":"\"finish_reason\":\"x\""}}]}`:                        "",
-		`{"data":[{"embedding":[0.1]}]}`:                                                         "",
-	} {
-		if got := BodyFinishReason([]byte(body)); got != want {
-			t.Errorf("%s: finish reason %q, want %q", body, got, want)
+	return r.Usage(), r.FinishReason()
+}
+
+// An answer read as it passes gives what BodyUsage and choices[0]'s finish
+// reason give from the whole answer, however it is cut: with usage before
+// vLLM's prompt_logprobs (megabytes after it), look-alikes inside strings,
+// several choices, and keys cut across pieces.
+func TestAnswerReader(t *testing.T) {
+	logprobs := `[` + strings.Repeat(`{"1":{"logprob":-0.5,"rank":1,"decoded_token":"usage"}},`, 2000) + `null]`
+	answers := map[string]struct {
+		body   string
+		finish string
+	}{
+		"vLLM's":                  {string(answer), "stop"},
+		"usage before logprobs":   {`{"choices":[{"message":{"content":"hi"},"finish_reason":"length"}],"usage":{"prompt_tokens":7,"total_tokens":9,"completion_tokens":2},"prompt_logprobs":` + logprobs + `}`, "length"},
+		"look-alikes in strings":  {`{"choices":[{"message":{"content":"\"usage\": {\"prompt_tokens\": 1}, \"finish_reason\":\"x\""},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`, "stop"},
+		"several choices":         {`{"choices":[{"text":"a","finish_reason":"length"},{"text":"b","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`, "length"},
+		"spaced":                  {"{\"choices\" : [ {\"finish_reason\" :\n \"tool_calls\"} ] ,\n \"usage\" :\t{ \"prompt_tokens\" : 5 , \"prompt_tokens_details\":{\"cached_tokens\":2}} }", "tool_calls"},
+		"null usage, then object": {`{"usage":null,"choices":[{"finish_reason":null}],"x":{"usage":{"prompt_tokens":8}}}`, ""},
+		"embeddings":              {`{"object":"list","data":[{"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":4,"total_tokens":4}}`, ""},
+		"none":                    {`{"choices":[]}`, ""},
+	}
+	for name, a := range answers {
+		want := BodyUsage([]byte(a.body))
+		for _, n := range []int{1, 2, 3, 5, 7, 13, 64, 1000, 32 << 10, len(a.body)} {
+			u, fin := readInPieces([]byte(a.body), n)
+			if u != want || fin != a.finish {
+				t.Fatalf("%s, pieces of %d: usage %+v finish %q; want %+v %q", name, n, u, fin, want, a.finish)
+			}
 		}
 	}
 }
 
 func FuzzBodyUsage(f *testing.F) {
-	f.Add([]byte(`{"usage":{"prompt_tokens":1}}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
+	f.Add([]byte(`{"usage":{"prompt_tokens":1}}`), uint16(3))
+	f.Add(answer, uint16(17))
+	f.Fuzz(func(t *testing.T, body []byte, n uint16) {
 		u := BodyUsage(body)
 		if u.Found && !bytes.Contains(body, []byte(`"usage"`)) {
 			t.Fatal("usage found without a usage key")
+		}
+		// Read in pieces, a valid answer gives the same usage (values
+		// within maxValue, keys not crowded past maxOpen).
+		got, _ := readInPieces(body, 1+int(n)%64)
+		if json.Valid(body) && len(body) < maxValue && bytes.Count(body, []byte(`"usage"`)) <= maxOpen && got != u {
+			t.Fatalf("in pieces of %d: %+v; whole: %+v", 1+int(n)%64, got, u)
 		}
 	})
 }
