@@ -43,23 +43,23 @@ func askWhole(t *testing.T, url string, hdr map[string]string) (*http.Response, 
 }
 
 // A non-streamed answer arrives whole and the same as straight from the
-// backend, whatever its size: up to 1 MiB with a Content-Length (read
-// whole first), past it chunked (relayed as it arrives) — with or without a
-// Content-Length from the backend. Its usage and finish reason are in the
-// usage line either way.
+// backend, whatever its size: up to 1 MiB read whole first and sent with a
+// Content-Length; past it relayed as it arrives, with the backend's
+// Content-Length, or chunked when the backend gave none. Its usage and
+// finish reason are in the usage line either way.
 func TestLargeAnswersRelayed(t *testing.T) {
 	g, be := newGateway(t, fakevllm.Options{}, "")
 	cases := []struct {
-		name    string
-		tokens  int
-		chunked bool // the backend sends no Content-Length
-		relayed bool // the client gets it chunked
+		name       string
+		tokens     int
+		chunked    bool // the backend sends no Content-Length
+		chunkedOut bool // the client gets it chunked (relayed, with no length to give)
 	}{
 		{"small", 10, false, false},
 		{"small, chunked by the backend", 10, true, false},
-		{"large", largeTokens, false, true},
+		{"large", largeTokens, false, false},
 		{"large, chunked by the backend", largeTokens, true, true},
-		{"large, usage before 2 MB of prompt_logprobs", 10, false, true},
+		{"large, usage before 2 MB of prompt_logprobs", 10, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,8 +91,8 @@ func TestLargeAnswersRelayed(t *testing.T) {
 				len(a.Choices) != 1 || a.Choices[0].Message.Content != b.Choices[0].Message.Content {
 				t.Fatal("the answer through the gateway is not the backend's")
 			}
-			if relayed := res.ContentLength < 0; relayed != c.relayed {
-				t.Errorf("Content-Length %d: relayed as it arrived = %v, want %v", res.ContentLength, relayed, c.relayed)
+			if chunked := res.ContentLength < 0; chunked != c.chunkedOut || (!chunked && res.ContentLength != int64(len(got))) {
+				t.Errorf("Content-Length %d for %d bytes: want chunked %v", res.ContentLength, len(got), c.chunkedOut)
 			}
 			line := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
 			if e, _ := line["error"].(string); line["status"] != 200.0 || e != "" {
@@ -257,5 +257,37 @@ func TestStalledClientReleased(t *testing.T) {
 	})
 	if line["status"] != 499.0 || line["error"] != "client_stalled" {
 		t.Errorf("usage line status %v error %v, want 499 client_stalled", line["status"], line["error"])
+	}
+}
+
+// An HTTP/1.0 client cannot take chunks: a large answer without a length
+// from the backend reaches it as a body that ends when the connection
+// closes, whole and unchunked.
+func TestLargeAnswerToHTTP10(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{}, "")
+	hdr := map[string]string{"X-Fake-Tokens": strconv.Itoa(largeTokens), "X-Fake-Chunked": "1"}
+	_, direct, err := askWhole(t, be.URL(), hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(deadline))
+	body := chatBody("m", false, "hi")
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.0\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"X-Fake-Tokens: %d\r\nX-Fake-Chunked: 1\r\nContent-Length: %d\r\n\r\n%s", keyAll, largeTokens, len(body), body)
+	all, err := io.ReadAll(conn) // to the close
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, got, ok := bytes.Cut(all, []byte("\r\n\r\n"))
+	if !ok || !bytes.HasPrefix(head, []byte("HTTP/1.1 200")) || bytes.Contains(bytes.ToLower(head), []byte("chunked")) {
+		t.Fatalf("head %q", head)
+	}
+	if len(got) != len(direct) || !bytes.HasSuffix(got, []byte(`"prompt_logprobs":null}`)) {
+		t.Fatalf("%d bytes after the head, %d from the backend", len(got), len(direct))
 	}
 }

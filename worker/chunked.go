@@ -19,7 +19,13 @@ import (
 // chunk into netpoll's output buffer and so leaves a 4 KiB slab in it for
 // the rest of the connection's life — memory every open stream paid for.
 // hertz calls Finalize (the last chunk and the trailer) after the handler.
+//
+// With a length (newLengthWriter) it writes a body without chunks instead:
+// Content-Length n, or, for an HTTP/1.0 client and no length known, a body
+// that ends when the connection closes.
 type chunkWriter struct {
+	plain       bool // no chunks: the body as it is (newLengthWriter)
+	length      int  // plain: the Content-Length, or -2: up to the connection's close
 	r           *protocol.Response
 	w           network.Writer // the connection's buffered writer: what the socket does not take at once
 	fd          int            // the client's socket, -1 if it cannot be written to directly
@@ -43,6 +49,15 @@ func newChunkWriter(c *app.RequestContext) *chunkWriter {
 	return cw
 }
 
+// newLengthWriter makes a writer of c's response body without chunks:
+// length n >= 0 is its Content-Length; -2 ends it by closing the
+// connection (for an HTTP/1.0 client, when no length is known).
+func newLengthWriter(c *app.RequestContext, n int) *chunkWriter {
+	cw := newChunkWriter(c)
+	cw.plain, cw.length = true, n
+	return cw
+}
+
 // Write sends p as one chunk (nothing for an empty p: an empty chunk would
 // end the body).
 func (cw *chunkWriter) Write(p []byte) (int, error) {
@@ -52,7 +67,12 @@ func (cw *chunkWriter) Write(p []byte) (int, error) {
 	if cw.err != nil || len(p) == 0 {
 		return 0, cw.err
 	}
-	iov := cw.chunk(cw.head(cw.iov[:0]), p)
+	iov := cw.head(cw.iov[:0])
+	if cw.plain {
+		iov = append(iov, p)
+	} else {
+		iov = cw.chunk(iov, p)
+	}
 	if cw.err = directwrite.Send(cw.fd, cw.w, iov); cw.err != nil {
 		return 0, cw.err
 	}
@@ -67,10 +87,15 @@ func (cw *chunkWriter) WriteLast(p []byte) error {
 	}
 	cw.finalized = true
 	iov := cw.head(cw.iov[:0])
-	if len(p) > 0 {
+	switch {
+	case cw.plain:
+		iov = append(iov, p)
+	case len(p) > 0:
 		iov = cw.chunk(iov, p)
 	}
-	iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
+	if !cw.plain {
+		iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
+	}
 	cw.err = directwrite.Send(cw.fd, cw.w, iov)
 	return cw.err
 }
@@ -88,7 +113,11 @@ func (cw *chunkWriter) head(iov [][]byte) [][]byte {
 		return iov
 	}
 	cw.wroteHeader = true
-	cw.r.Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	if cw.plain {
+		cw.r.Header.SetContentLength(cw.length) // -2: Connection: close
+	} else {
+		cw.r.Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	}
 	h := cw.r.Header.Header()
 	cw.r.Header.SetHeaderLength(len(h))
 	return append(iov, h)

@@ -59,17 +59,24 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	x.prefix = nil // dead once the relay has sent it: the collector may take it
 	// A relay's writes wait for the client's socket to take them: a client
 	// that stops reading must not hold the backend's slot and connection
-	// past timeouts.total, so its writes fail then (client_stalled).
+	// past timeouts.total (and a little grace, for a slow one to get the
+	// timeout's error event), so its writes fail then (client_stalled).
+	writeDeadline := x.deadline.Add(writeGrace)
 	conn := c.GetConn()
-	conn.SetWriteDeadline(x.deadline)        //nolint:errcheck // netpoll's never fails
+	conn.SetWriteDeadline(writeDeadline)     //nolint:errcheck // netpoll's never fails
 	defer conn.SetWriteDeadline(time.Time{}) //nolint:errcheck // keep-alive: the next request starts without it
 	if x.large {
-		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor, x.deadline)
+		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res, x.idle, x.idleFor, writeDeadline)
 		return
 	}
 	x.rec.stream = true
-	g.relayStream(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor, x.deadline)
+	g.relayStream(ctx, x.upCtx, c, x.rec, prefix, x.res.Body, x.idle, x.idleFor, writeDeadline)
 }
+
+// writeGrace is how long after timeouts.total a relay's writes to the
+// client may still wait: time for the timeout's error event to reach a
+// client that reads slowly.
+const writeGrace = 5 * time.Second
 
 // exchange is what a proxied request holds until it ends, released by end
 // in the reverse order of its taking.
@@ -347,25 +354,15 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	var data []byte
 	var err error
 	switch n := res.ContentLength; {
-	case n > wholeAnswerMax && c.Request.Header.IsHTTP11():
+	case n > wholeAnswerMax:
 		x.large = true // not read here at all
 		return true
-	case n > wholeAnswerMax: // an HTTP/1.0 client: no chunked encoding, the whole answer is held
-		data, err = io.ReadAll(res.Body)
 	case n > 0: // read into one buffer of its size (ReadFull's last read sees the end: the connection goes back to its pool)
 		data = make([]byte, n)
 		_, err = io.ReadFull(res.Body, data)
 	default: // no length given (or 0: read to see its end): read up to the bound
 		data, err = io.ReadAll(io.LimitReader(res.Body, wholeAnswerMax+1))
 		if err == nil && len(data) > wholeAnswerMax {
-			if !c.Request.Header.IsHTTP11() {
-				// No chunked encoding for an HTTP/1.0 client: it gets the
-				// whole answer, held as before relaying existed.
-				var rest []byte
-				rest, err = io.ReadAll(res.Body)
-				data = append(data, rest...)
-				break
-			}
 			x.prefix, x.large = data, true
 			return true
 		}
@@ -647,6 +644,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			out := append(bufs.out, split.Rest()...)
 			if w.WriteLast(out) != nil {
 				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
 			rec.bytesOut += int64(len(out))
@@ -659,6 +657,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			// Write through w, not c.Write: only w reports a client that left.
 			if _, err := w.Write(out); err != nil || w.Flush() != nil {
 				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
 			rec.bytesOut += int64(len(out))
@@ -700,23 +699,27 @@ var largeBufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return
 var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 
 // relayLarge forwards a non-streamed answer too large to hold (past
-// wholeAnswerMax) as it arrives, in chunked encoding: first prefix (what
-// forward read), then each read from the backend as one chunk. Usage and
+// wholeAnswerMax) as it arrives (with the backend's Content-Length, else
+// chunked; newAnswerWriter): first prefix (what forward read), then each
+// read from the backend as it comes. Usage and
 // finish reason are read on the way (sse.AnswerReader). If the backend
 // breaks off before anything was sent, the client gets a clean error;
 // after that, the body is cut (errAnswerCut). idle, if the client asked
 // for a stream, is reset by every read, as relayStream does.
 func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
-	body io.Reader, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
+	res *http.Response, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
+	body := res.Body
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
 	answer := sse.NewAnswerReader()
+	writeFailed := false
 	send := func(p []byte) bool {
 		if w == nil {
-			w = newChunkWriter(c)
+			w = newAnswerWriter(c, res.ContentLength)
 		}
 		if _, err := w.Write(p); err != nil {
 			rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
 			w.abort(errAnswerCut)
+			writeFailed = true
 			return false
 		}
 		rec.bytesOut += int64(len(p))
@@ -727,7 +730,13 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		return
 	}
 	bufp := largeBufPool.Get().(*[]byte)
-	defer largeBufPool.Put(bufp)
+	defer func() {
+		// After a failed write netpoll may still be sending from the buffer
+		// (it links large pieces, it does not copy them): never reuse it then.
+		if !writeFailed {
+			largeBufPool.Put(bufp)
+		}
+	}()
 	for {
 		n, err := body.Read(*bufp)
 		if n > 0 {
@@ -771,7 +780,22 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	// hertz's Finalize after it.
 	if w.WriteLast(nil) != nil {
 		rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+		writeFailed = true
 	}
+}
+
+// newAnswerWriter is the writer of a large answer relayed to c: with the
+// backend's Content-Length when it gave one, else chunked, or for an
+// HTTP/1.0 client (no chunked encoding) a body that ends with the
+// connection.
+func newAnswerWriter(c *app.RequestContext, contentLength int64) *chunkWriter {
+	switch {
+	case contentLength >= 0:
+		return newLengthWriter(c, int(contentLength))
+	case !c.Request.Header.IsHTTP11():
+		return newLengthWriter(c, -2)
+	}
+	return newChunkWriter(c)
 }
 
 // clientGone is the usage line's error for a write to the client that

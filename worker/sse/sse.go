@@ -70,10 +70,14 @@ func (s *Splitter) Feed(p []byte, emit func(event []byte, whole bool)) {
 		s.buf = append(make([]byte, 0, 2*straddle), data...)
 		return
 	}
-	// Keep the unfinished tail (copy: p belongs to the caller).
-	if len(s.buf) > 0 {
+	// Keep the unfinished tail (copy: p belongs to the caller), in a new
+	// buffer if a large event grew the old one far beyond it.
+	switch {
+	case cap(s.buf) > 64<<10 && len(data) < 16<<10:
+		s.buf = append([]byte(nil), data...)
+	case len(s.buf) > 0:
 		s.buf = append(s.buf[:0], data...)
-	} else if len(data) > 0 {
+	case len(data) > 0:
 		s.buf = append(s.buf, data...)
 	}
 }
@@ -291,8 +295,8 @@ func lastValue(body []byte, key string, want func(gjson.Result) bool) gjson.Resu
 // AnswerReader reads, from a JSON answer fed in pieces as it is relayed, what
 // the gateway bills: the usage BodyUsage would read from the whole answer
 // (the value after the last "usage" key that is an object), and the finish
-// reason (the value after the first "finish_reason" key that is a string:
-// choices[0]'s). It holds only those values, never the answer, and reads
+// reason (the value after the first "finish_reason" key: choices[0]'s, ""
+// when null). It holds only those values, never the answer, and reads
 // neither when it takes more than maxValue bytes.
 type AnswerReader struct {
 	usage  finder
@@ -306,9 +310,14 @@ const maxValue = 4 << 10
 func NewAnswerReader() *AnswerReader {
 	return &AnswerReader{
 		usage:  finder{key: []byte(`"usage"`), want: gjson.Result.IsObject},
-		finish: finder{key: []byte(`"finish_reason"`), want: func(v gjson.Result) bool { return v.Type == gjson.String }, first: true},
+		finish: finder{key: []byte(`"finish_reason"`), want: stringOrNull, first: true},
 	}
 }
+
+// stringOrNull: the first choice's finish reason is the first
+// "finish_reason" key's, even when it is null (as gjson's choices.0 reads a
+// whole answer).
+func stringOrNull(v gjson.Result) bool { return v.Type == gjson.String || v.Type == gjson.Null }
 
 // Feed reads the answer's next bytes.
 func (r *AnswerReader) Feed(p []byte) {
@@ -431,8 +440,8 @@ func (f *finder) resolve(c candidate) bool {
 		return true // a string's content, not a key
 	}
 	v := bytes.TrimLeft(rest[1:], " \t\r\n")
-	if len(v) == 0 || (v[0] != '{' && v[0] != '"') {
-		return len(v) > 0 || len(c.after) >= maxValue // not an object or a string: never wanted here
+	if len(v) == 0 {
+		return len(c.after) >= maxValue
 	}
 	n := valueEnd(v)
 	if n < 0 {
@@ -448,9 +457,12 @@ func (f *finder) resolve(c candidate) bool {
 	return true
 }
 
-// valueEnd returns the length of the JSON object or string v begins with,
-// or -1 if v ends before it does.
+// valueEnd returns the length of the JSON value v begins with, or -1 if v
+// ends before it does (a literal or number ends at the next delimiter).
 func valueEnd(v []byte) int {
+	if v[0] != '{' && v[0] != '[' && v[0] != '"' {
+		return bytes.IndexAny(v, ",}] \t\r\n")
+	}
 	depth, inString, escaped := 0, false, false
 	for i, b := range v {
 		switch {

@@ -200,6 +200,7 @@ func TestAnswerReader(t *testing.T) {
 		"vLLM's":                  {string(answer), "stop"},
 		"usage before logprobs":   {`{"choices":[{"message":{"content":"hi"},"finish_reason":"length"}],"usage":{"prompt_tokens":7,"total_tokens":9,"completion_tokens":2},"prompt_logprobs":` + logprobs + `}`, "length"},
 		"look-alikes in strings":  {`{"choices":[{"message":{"content":"\"usage\": {\"prompt_tokens\": 1}, \"finish_reason\":\"x\""},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`, "stop"},
+		"first choice unfinished": {`{"choices":[{"text":"a","finish_reason":null},{"text":"b","finish_reason":"stop"}],"usage":{"prompt_tokens":1}}`, ""},
 		"several choices":         {`{"choices":[{"text":"a","finish_reason":"length"},{"text":"b","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`, "length"},
 		"spaced":                  {"{\"choices\" : [ {\"finish_reason\" :\n \"tool_calls\"} ] ,\n \"usage\" :\t{ \"prompt_tokens\" : 5 , \"prompt_tokens_details\":{\"cached_tokens\":2}} }", "tool_calls"},
 		"null usage, then object": {`{"usage":null,"choices":[{"finish_reason":null}],"x":{"usage":{"prompt_tokens":8}}}`, ""},
