@@ -230,7 +230,7 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.scrapers[name] = &scraper{interval: d, cancel: cancel}
 		s.bg.Add(1)
-		go func() { defer s.bg.Done(); s.scrape(ctx, name, urls[name], d) }()
+		go func() { defer s.bg.Done(); s.scrape(ctx, name, urls[name], d, scrapeClient(max(d, minScrapeTimeout))) }()
 	}
 }
 
@@ -239,9 +239,8 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 // cannot be read are logged when that starts (with the first error) and
 // when it ends, not at every interval (a reset's error names a new port
 // each time); meanwhile the last figure goes stale and the workers route on
-// their own count.
-func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval time.Duration) {
-	client := scrapeClient(max(interval, minScrapeTimeout))
+// their own count. client (scrapeClient) bounds each read.
+func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval time.Duration, client *http.Client) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	failing := false
@@ -275,7 +274,7 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 
 // minScrapeTimeout is the shortest time a scraper waits for a page (else
 // its interval).
-var minScrapeTimeout = 200 * time.Millisecond
+const minScrapeTimeout = 200 * time.Millisecond
 
 // scrapeClient is the HTTP client of one backend's scraper.
 func scrapeClient(timeout time.Duration) *http.Client {

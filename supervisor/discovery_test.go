@@ -177,13 +177,14 @@ func TestScrapeLogsChangesOnly(t *testing.T) {
 		seen <- n
 	}))
 	defer srv.Close()
-	minScrapeTimeout = 30 * time.Second // a slow machine must not turn a good page into a failed one
-	defer func() { minScrapeTimeout = 200 * time.Millisecond }()
 	var logs bytes.Buffer // read once the scraper has returned
 	s := &supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), region: region}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); s.scrape(ctx, cellName, srv.URL, 10*time.Millisecond) }()
+	go func() {
+		defer close(done)
+		s.scrape(ctx, cellName, srv.URL, 10*time.Millisecond, scrapeClient(30*time.Second))
+	}()
 	defer func() { cancel(); <-done }()
 
 	awaitCalls := func(n int) {
