@@ -24,8 +24,7 @@ import (
 // Content-Length n, or, for an HTTP/1.0 client and no length known, a body
 // that ends when the connection closes.
 type chunkWriter struct {
-	plain       bool // no chunks: the body as it is (newLengthWriter)
-	length      int  // plain: the Content-Length, or -2: up to the connection's close
+	length      int // as hertz's SetContentLength takes it: -1 chunked, -2 up to the connection's close, else the Content-Length
 	r           *protocol.Response
 	w           network.Writer // the connection's buffered writer: what the socket does not take at once
 	fd          int            // the client's socket, -1 if it cannot be written to directly
@@ -41,7 +40,7 @@ var errChunkedFinished = errors.New("chunked response already finished")
 // newChunkWriter makes the writer of c's streamed response and installs it
 // as the response's writer.
 func newChunkWriter(c *app.RequestContext) *chunkWriter {
-	cw := &chunkWriter{r: &c.Response, w: c.GetWriter(), fd: -1}
+	cw := &chunkWriter{length: -1, r: &c.Response, w: c.GetWriter(), fd: -1}
 	if hc, ok := c.GetConn().(*hertznetpoll.Conn); ok {
 		cw.fd = directwrite.FD(hc.Conn)
 	}
@@ -54,7 +53,7 @@ func newChunkWriter(c *app.RequestContext) *chunkWriter {
 // connection (for an HTTP/1.0 client, when no length is known).
 func newLengthWriter(c *app.RequestContext, n int) *chunkWriter {
 	cw := newChunkWriter(c)
-	cw.plain, cw.length = true, n
+	cw.length = n
 	return cw
 }
 
@@ -68,10 +67,10 @@ func (cw *chunkWriter) Write(p []byte) (int, error) {
 		return 0, cw.err
 	}
 	iov := cw.head(cw.iov[:0])
-	if cw.plain {
-		iov = append(iov, p)
-	} else {
+	if cw.chunked() {
 		iov = cw.chunk(iov, p)
+	} else {
+		iov = append(iov, p)
 	}
 	if cw.err = directwrite.Send(cw.fd, cw.w, iov); cw.err != nil {
 		return 0, cw.err
@@ -88,12 +87,12 @@ func (cw *chunkWriter) WriteLast(p []byte) error {
 	cw.finalized = true
 	iov := cw.head(cw.iov[:0])
 	switch {
-	case cw.plain:
+	case !cw.chunked():
 		iov = append(iov, p)
 	case len(p) > 0:
 		iov = cw.chunk(iov, p)
 	}
-	if !cw.plain {
+	if cw.chunked() {
 		iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
 	}
 	cw.err = directwrite.Send(cw.fd, cw.w, iov)
@@ -113,11 +112,7 @@ func (cw *chunkWriter) head(iov [][]byte) [][]byte {
 		return iov
 	}
 	cw.wroteHeader = true
-	if cw.plain {
-		cw.r.Header.SetContentLength(cw.length) // -2: Connection: close
-	} else {
-		cw.r.Header.SetContentLength(-1) // Transfer-Encoding: chunked
-	}
+	cw.r.Header.SetContentLength(cw.length) // -1: Transfer-Encoding: chunked; -2: Connection: close
 	h := cw.r.Header.Header()
 	cw.r.Header.SetHeaderLength(len(h))
 	return append(iov, h)
@@ -133,6 +128,9 @@ var (
 	crlf      = []byte("\r\n")
 	lastChunk = []byte("0\r\n")
 )
+
+// chunked reports whether the body goes out in chunks.
+func (cw *chunkWriter) chunked() bool { return cw.length == -1 }
 
 // abort ends the response without the end of its body: Finalize then
 // returns err, and hertz closes the connection instead of ending the body

@@ -152,17 +152,11 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	body, held, aerr := g.readBody(c, maxBody)
 	switch aerr {
 	case errBodyTooLarge:
-		rec.status, rec.errCode = aerr.status, aerr.code
-		c.Response.Header.Set("X-Request-Id", rec.requestID)
-		refuseAndClose(c, errInvalid(aerr.status, aerr.code,
+		g.refuse(c, rec, errInvalid(aerr.status, aerr.code,
 			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
-		rec.bytesOut = int64(len(c.Response.Body()))
 		return
 	case errBodyBuffer: // the rest of the body is unread
-		rec.status, rec.errCode = aerr.status, aerr.code
-		c.Response.Header.Set("X-Request-Id", rec.requestID)
-		refuseAndClose(c, aerr)
-		rec.bytesOut = int64(len(c.Response.Body()))
+		g.refuse(c, rec, aerr)
 		return
 	}
 	// The body is kept for retries until the response starts flowing to the
@@ -701,14 +695,13 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 // relayLarge forwards a non-streamed answer too large to hold (past
 // wholeAnswerMax) as it arrives (with the backend's Content-Length, else
 // chunked; newAnswerWriter): first prefix (what forward read), then each
-// read from the backend as it comes. Usage and
-// finish reason are read on the way (sse.AnswerReader). If the backend
-// breaks off before anything was sent, the client gets a clean error;
-// after that, the body is cut (errAnswerCut). idle, if the client asked
-// for a stream, is reset by every read, as relayStream does.
+// read from the backend as it comes. Usage and finish reason are read on
+// the way (sse.AnswerReader). If the backend breaks off before anything was
+// sent, the client gets a clean error; after that, the body is cut
+// (errAnswerCut). idle, if the client asked for a stream, is reset by every
+// read, as relayStream does.
 func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
 	res *http.Response, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
-	body := res.Body
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
 	answer := sse.NewAnswerReader()
 	writeFailed := false
@@ -738,7 +731,7 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		}
 	}()
 	for {
-		n, err := body.Read(*bufp)
+		n, err := res.Body.Read(*bufp)
 		if n > 0 {
 			if idle != nil {
 				idle.Reset(idleFor)
@@ -802,7 +795,7 @@ func newAnswerWriter(c *app.RequestContext, contentLength int64) *chunkWriter {
 // failed: client_stalled when the relay's write deadline (timeouts.total)
 // had passed — the client stopped reading — else client_closed.
 func clientGone(deadline time.Time) string {
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
+	if !time.Now().Before(deadline) {
 		return "client_stalled"
 	}
 	return "client_closed"
@@ -886,6 +879,15 @@ func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError) {
 	rec.status, rec.errCode = e.status, e.code
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	writeError(c, e)
+	rec.bytesOut = int64(len(c.Response.Body()))
+}
+
+// refuse is fail for a request whose body is left unread: the answer goes
+// out at once and the connection is closed (refuseAndClose).
+func (g *gateway) refuse(c *app.RequestContext, rec *usageRecord, e *apiError) {
+	rec.status, rec.errCode = e.status, e.code
+	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	refuseAndClose(c, e)
 	rec.bytesOut = int64(len(c.Response.Body()))
 }
 

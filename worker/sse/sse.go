@@ -261,35 +261,26 @@ func usageOf(u gjson.Result) Usage {
 // value after the last "usage" key, wherever it is. (An answer too large to
 // hold is read as it passes, by an AnswerReader.)
 func BodyUsage(body []byte) Usage {
-	if v := lastValue(body, `"usage"`, gjson.Result.IsObject); v.Exists() {
-		return usageOf(v)
-	}
-	return Usage{}
-}
-
-// lastValue is the value after the last occurrence of key (quoted) in body
-// that is a key — followed by a colon, not inside a string — and whose
-// value is what want accepts.
-func lastValue(body []byte, key string, want func(gjson.Result) bool) gjson.Result {
-	k := []byte(key)
+	key := []byte(`"usage"`)
 	for end := len(body); end > 0; {
-		i := bytes.LastIndex(body[:end], k)
+		i := bytes.LastIndex(body[:end], key)
 		if i < 0 {
-			return gjson.Result{}
+			return Usage{}
 		}
 		end = i
 		if i > 0 && body[i-1] == '\\' { // inside a string: \"usage\"
 			continue
 		}
-		rest := bytes.TrimLeft(body[i+len(k):], " \t\r\n")
+		rest := bytes.TrimLeft(body[i+len(key):], " \t\r\n")
 		if len(rest) == 0 || rest[0] != ':' {
 			continue
 		}
-		if v := gjson.ParseBytes(bytes.TrimLeft(rest[1:], " \t\r\n")); want(v) {
-			return v
+		v := gjson.ParseBytes(bytes.TrimLeft(rest[1:], " \t\r\n"))
+		if v.IsObject() {
+			return usageOf(v)
 		}
 	}
-	return gjson.Result{}
+	return Usage{}
 }
 
 // AnswerReader reads, from a JSON answer fed in pieces as it is relayed, what
