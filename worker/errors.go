@@ -15,6 +15,7 @@ type apiError struct {
 	errType string // OpenAI "type": invalid_request_error, server_error, …
 	code    string // OpenAI "code": machine-readable reason
 	message string
+	param   string // OpenAI "param": the request field at fault, or "" (null)
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -48,7 +49,13 @@ func appendErrorJSON(b []byte, e *apiError) []byte {
 	b = appendJSONString(b, e.message)
 	b = append(b, `,"type":`...)
 	b = appendJSONString(b, e.errType)
-	b = append(b, `,"param":null,"code":`...)
+	if e.param == "" {
+		b = append(b, `,"param":null,"code":`...)
+	} else {
+		b = append(b, `,"param":`...)
+		b = appendJSONString(b, e.param)
+		b = append(b, `,"code":`...)
+	}
 	b = appendJSONString(b, e.code)
 	return append(b, "}}"...)
 }

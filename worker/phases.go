@@ -492,7 +492,18 @@ func errUnauthorized(c *app.RequestContext) *apiError {
 // scanBody validates the body as JSON in one pass and finds its fields.
 func scanBody(body []byte) (reqscan.Request, *apiError) {
 	r, err := reqscan.Scan(body)
-	if err != nil {
+	var fe *reqscan.FieldError
+	switch {
+	case errors.As(err, &fe):
+		// Valid JSON the backend could read differently (a duplicated or
+		// escaped key, a value it would coerce): acting on it would let
+		// the key's authorisation, limits or billing apply to another
+		// value than the one served.
+		e := errInvalid(http.StatusBadRequest, "invalid_field",
+			fmt.Sprintf("The request body's `%s` cannot be read unambiguously: %v.", fe.Field, err))
+		e.param = fe.Field
+		return r, e
+	case err != nil:
 		return r, errInvalid(http.StatusBadRequest, "invalid_json",
 			fmt.Sprintf("The request body is not valid JSON: %v.", err))
 	}

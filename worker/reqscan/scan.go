@@ -14,7 +14,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Span is a half-open byte range [Start, End) of the body.
@@ -40,6 +43,13 @@ type Request struct {
 	ObjectEnd    int // offset of the top-level object's closing '}'
 }
 
+// MaxDepth is how deeply arrays and objects may nest. encoding/json stops
+// at 10,000; Python's json module, which vLLM reads bodies with, fails
+// near its recursion limit of 1,000 (less the interpreter's own frames),
+// so a deeper body could not be served anyway. Recursing that deep here
+// costs a few tens of KiB of stack at most.
+const MaxDepth = 512
+
 // SyntaxError is malformed JSON at a byte offset.
 type SyntaxError struct {
 	Offset int
@@ -48,11 +58,27 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte offset %d", e.Msg, e.Offset) }
 
+// FieldError is valid JSON that the gateway will not act on, because one
+// of the fields it reads could be read differently by the backend: a
+// duplicated or escaped key (Python's json decodes escapes in keys and
+// keeps the last of duplicates), or a value of a type the backend would
+// coerce (pydantic's lax mode reads "stream": 1 or "yes" as true).
+// Refusing these is what keeps authorisation, routing, limits and billing
+// on the value the backend serves.
+type FieldError struct {
+	Field  string // the field's name, as the backend reads it: "model", "stream_options.include_usage", "messages[].content"
+	Offset int    // byte offset of the key or value in question
+	Msg    string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s at byte offset %d", e.Msg, e.Offset) }
+
 type scanner struct {
-	b   []byte
-	i   int
-	err *SyntaxError
-	r   *Request
+	b     []byte
+	i     int
+	depth int
+	err   error // *SyntaxError or *FieldError: the first one found
+	r     *Request
 }
 
 // What an object being scanned is: its members are handled accordingly.
@@ -72,6 +98,24 @@ func (s *scanner) fail(msg string) {
 	}
 }
 
+func (s *scanner) failField(f field, offset int, msg string) {
+	if s.err == nil {
+		s.err = &FieldError{Field: fieldNames[f], Offset: offset, Msg: msg}
+	}
+}
+
+// enter and leave count the nesting of containers; enter fails past MaxDepth.
+func (s *scanner) enter() bool {
+	s.depth++
+	if s.depth > MaxDepth {
+		s.fail(fmt.Sprintf("arrays and objects nested deeper than %d levels", MaxDepth))
+		return false
+	}
+	return true
+}
+
+func (s *scanner) leave() { s.depth-- }
+
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -83,7 +127,74 @@ func (s *scanner) ws() {
 	}
 }
 
-// Scan reads body, which must be one JSON object.
+// field is one of the members the gateway reads. Every other member is
+// only validated.
+type field uint8
+
+const (
+	noField field = iota
+	fModel
+	fStream
+	fStreamOptions
+	fMaxTokens
+	fMaxCompletionTokens
+	fUser
+	fMessages
+	fPrompt
+	fInput
+	fIncludeUsage // in stream_options
+	fContent      // in each element of messages
+	numFields
+)
+
+// fieldNames are the fields' names in errors (the key itself for the
+// top level's).
+var fieldNames = [numFields]string{
+	fModel: "model", fStream: "stream", fStreamOptions: "stream_options",
+	fMaxTokens: "max_tokens", fMaxCompletionTokens: "max_completion_tokens",
+	fUser: "user", fMessages: "messages", fPrompt: "prompt", fInput: "input",
+	fIncludeUsage: "stream_options.include_usage", fContent: "messages[].content",
+}
+
+// fieldOf returns the field a (decoded) key names in an object of kind.
+func fieldOf(kind objectKind, key []byte) field {
+	switch kind {
+	case requestObject:
+		switch string(key) {
+		case "model":
+			return fModel
+		case "stream":
+			return fStream
+		case "stream_options":
+			return fStreamOptions
+		case "max_tokens":
+			return fMaxTokens
+		case "max_completion_tokens":
+			return fMaxCompletionTokens
+		case "user":
+			return fUser
+		case "messages":
+			return fMessages
+		case "prompt":
+			return fPrompt
+		case "input":
+			return fInput
+		}
+	case streamOptions:
+		if string(key) == "include_usage" {
+			return fIncludeUsage
+		}
+	case messageObject:
+		if string(key) == "content" {
+			return fContent
+		}
+	}
+	return noField
+}
+
+// Scan reads body, which must be one JSON object. The error is a
+// *SyntaxError for malformed JSON, a *FieldError for JSON whose reading
+// by the backend could differ from the gateway's.
 func Scan(body []byte) (Request, error) {
 	var r Request
 	s := scanner{b: body, r: &r}
@@ -102,16 +213,28 @@ func Scan(body []byte) (Request, error) {
 		return Request{}, s.err
 	}
 	if r.Model.Len() > 0 {
-		r.ModelName = unquote(body[r.Model.Start:r.Model.End])
+		name, ok := decodeString(body[r.Model.Start:r.Model.End])
+		if !ok {
+			return Request{}, &FieldError{Field: "model", Offset: r.Model.Start,
+				Msg: "model is not valid UTF-8 (or holds an unpaired surrogate escape)"}
+		}
+		r.ModelName = name
 	}
 	return r, nil
 }
 
-// object scans an object at s.i ('{') of the given kind.
+// object scans an object at s.i ('{') of the given kind. In the objects
+// whose members the gateway reads, a key that names one of those members
+// must be written plainly and only once (see FieldError).
 func (s *scanner) object(kind objectKind) {
+	if !s.enter() {
+		return
+	}
+	defer s.leave()
 	if s.open('}') {
 		return
 	}
+	var seen uint32 // the fields met so far in this object, a bit each
 	for s.err == nil {
 		s.ws()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -123,7 +246,20 @@ func (s *scanner) object(kind objectKind) {
 		if s.err != nil {
 			return
 		}
-		key := s.b[ks+1 : s.i-1]
+		f := noField
+		if kind != plainObject {
+			f = s.keyField(kind, ks)
+			if s.err != nil {
+				return
+			}
+			if f != noField {
+				if seen&(1<<f) != 0 {
+					s.failField(f, ks, "duplicate key `"+fieldNames[f]+"`: send it once (the backend would read the last one)")
+					return
+				}
+				seen |= 1 << f
+			}
+		}
 		s.ws()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
 			s.fail("expected ':' after an object key")
@@ -133,9 +269,9 @@ func (s *scanner) object(kind objectKind) {
 		s.ws()
 		start := s.i
 		switch {
-		case kind == requestObject && string(key) == "messages" && s.i < len(s.b) && s.b[s.i] == '[':
+		case f == fMessages && s.i < len(s.b) && s.b[s.i] == '[':
 			s.messages()
-		case kind == requestObject && string(key) == "stream_options" && s.i < len(s.b) && s.b[s.i] == '{':
+		case f == fStreamOptions && s.i < len(s.b) && s.b[s.i] == '{':
 			s.object(streamOptions)
 		default:
 			s.value()
@@ -143,69 +279,151 @@ func (s *scanner) object(kind objectKind) {
 		if s.err != nil {
 			return
 		}
-		s.member(kind, key, Span{start, s.i})
-		if !s.endOfElement('}') {
+		s.member(f, Span{start, s.i})
+		if s.err != nil || !s.endOfElement('}') {
 			return
 		}
 	}
 }
 
-// open consumes an object's or array's opening bracket and the whitespace
-// after it, and reports whether the container is empty (closer consumed).
-func (s *scanner) open(closer byte) (empty bool) {
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == closer {
-		s.i++
-		return true
+// keyField returns the field named by the key whose opening quote is at
+// ks (the key ends at s.i). A key with escapes that decodes to a field's
+// name is refused: Python reads "mod\u0065l" as "model".
+func (s *scanner) keyField(kind objectKind, ks int) field {
+	raw := s.b[ks+1 : s.i-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return fieldOf(kind, raw)
 	}
+	var buf [32]byte
+	if f := fieldOf(kind, asciiKey(raw, buf[:0])); f != noField {
+		s.failField(f, ks, "the key `"+fieldNames[f]+"` is written with escape sequences: write it plainly")
+	}
+	return noField
+}
+
+// asciiKey decodes the escapes of a raw key well enough to compare it
+// with the (ASCII) field names: an escape that is not an ASCII character
+// becomes 0xFF, which no name holds. Keys longer than dst's capacity
+// cannot be a field's name and come back as they are.
+func asciiKey(raw, dst []byte) []byte {
+	if len(raw) > 6*cap(dst) {
+		return raw
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++ // the scanner checked every escape: raw[i] exists
+		switch raw[i] {
+		case 'u':
+			v, _ := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
+			if v >= 0x80 {
+				v = 0xFF
+			}
+			dst = append(dst, byte(v))
+			i += 4
+		case 'b', 'f', 'n', 'r', 't':
+			dst = append(dst, 0xFF) // control characters: in no name
+		default: // '"', '\\', '/'
+			dst = append(dst, raw[i])
+		}
+	}
+	return dst
+}
+
+// member records what the request needs of one scanned member, refusing
+// a value whose type the backend would coerce rather than reject.
+func (s *scanner) member(f field, v Span) {
+	r, b := s.r, s.b
+	raw := b[v.Start:v.End]
+	switch f {
+	case fModel:
+		switch raw[0] {
+		case '"':
+			r.Model = v
+		case 'n': // null: as if absent
+		default:
+			s.failField(f, v.Start, "model must be a string")
+		}
+	case fStream:
+		r.Stream = s.boolean(f, v)
+	case fStreamOptions:
+		if raw[0] == '{' || raw[0] == 'n' {
+			r.StreamOpts = v
+		} else {
+			s.failField(f, v.Start, "stream_options must be an object")
+		}
+	case fIncludeUsage:
+		r.UsageValue = v
+		r.IncludeUsage = s.boolean(f, v)
+	case fUser:
+		switch raw[0] {
+		case '"':
+			r.User = v
+		case 'n':
+		default:
+			s.failField(f, v.Start, "user must be a string")
+		}
+	case fMaxTokens, fMaxCompletionTokens:
+		if n := s.count(f, v); n > r.MaxTokens {
+			r.MaxTokens = n
+		}
+	case fPrompt, fInput:
+		r.FirstContent, r.PromptBytes = v, v.Len()
+	case fContent:
+		if r.Messages == 0 {
+			r.FirstContent = v
+		}
+		r.PromptBytes += v.Len()
+	}
+}
+
+// boolean reads a JSON true, false or null (false). Anything else is
+// refused: pydantic would read 1, "true" or "yes" as true.
+func (s *scanner) boolean(f field, v Span) bool {
+	switch string(s.b[v.Start:v.End]) {
+	case "true":
+		return true
+	case "false", "null":
+		return false
+	}
+	s.failField(f, v.Start, fieldNames[f]+" must be true or false")
 	return false
 }
 
-// member records what the request needs of one scanned member.
-func (s *scanner) member(kind objectKind, key []byte, v Span) {
-	r, b := s.r, s.b
-	switch kind {
-	case requestObject:
-		switch string(key) {
-		case "model":
-			r.Model = Span{}
-			if b[v.Start] == '"' {
-				r.Model = v
-			}
-		case "stream":
-			r.Stream = string(b[v.Start:v.End]) == "true"
-		case "user":
-			if b[v.Start] == '"' {
-				r.User = v
-			}
-		case "max_tokens", "max_completion_tokens":
-			if n, err := strconv.ParseInt(string(b[v.Start:v.End]), 10, 64); err == nil && n > r.MaxTokens {
-				r.MaxTokens = n
-			}
-		case "prompt", "input":
-			r.FirstContent, r.PromptBytes = v, v.Len()
-		case "stream_options":
-			r.StreamOpts = v
-		}
-	case messageObject:
-		if string(key) == "content" {
-			if r.Messages == 0 {
-				r.FirstContent = v
-			}
-			r.PromptBytes += v.Len()
-		}
-	case streamOptions:
-		if string(key) == "include_usage" {
-			r.UsageValue = v
-			r.IncludeUsage = string(b[v.Start:v.End]) == "true"
-		}
+// count reads a token count: a JSON integer >= 0, or null (0). A value
+// past the int64 range saturates at its maximum (it then fits no token
+// limit); a fraction, an exponent, a string (pydantic would coerce "5" or
+// 5.0) or a negative number is refused.
+func (s *scanner) count(f field, v Span) int64 {
+	raw := s.b[v.Start:v.End]
+	if string(raw) == "null" || string(raw) == "-0" {
+		return 0
 	}
+	var n int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			s.failField(f, v.Start, fieldNames[f]+" must be a non-negative integer")
+			return 0
+		}
+		if n > (math.MaxInt64-9)/10 {
+			n = math.MaxInt64
+			continue
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
 
 // messages scans the "messages" array: counts its elements, sums their
 // content sizes, and keeps the first content's span.
 func (s *scanner) messages() {
+	if !s.enter() {
+		return
+	}
+	defer s.leave()
 	if s.open(']') {
 		return
 	}
@@ -224,6 +442,18 @@ func (s *scanner) messages() {
 			return
 		}
 	}
+}
+
+// open consumes an object's or array's opening bracket and the whitespace
+// after it, and reports whether the container is empty (closer consumed).
+func (s *scanner) open(closer byte) (empty bool) {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closer {
+		s.i++
+		return true
+	}
+	return false
 }
 
 // endOfElement consumes ',' (true: another element follows) or the closing
@@ -258,6 +488,10 @@ func (s *scanner) value() {
 	case c == '{':
 		s.object(plainObject)
 	case c == '[':
+		if !s.enter() {
+			return
+		}
+		defer s.leave()
 		if s.open(']') {
 			return
 		}
@@ -412,14 +646,58 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// unquote decodes a raw JSON string; model names rarely have escapes.
-func unquote(raw []byte) string {
+// decodeString decodes a raw JSON string (quotes included) as Python's
+// json module does, for the values the gateway routes on. ok is false
+// for a string Python would read differently from any Go string: invalid
+// UTF-8 (which vLLM refuses) or an unpaired surrogate escape (which
+// Python keeps as a code point Go cannot hold).
+func decodeString(raw []byte) (string, bool) {
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner)
+		return string(inner), utf8.Valid(inner)
 	}
-	if s, err := strconv.Unquote(string(raw)); err == nil {
-		return s
+	out := make([]byte, 0, len(inner))
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++ // the scanner checked every escape
+		switch inner[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(inner[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || i+6 >= len(inner) || inner[i+1] != '\\' || inner[i+2] != 'u' {
+					return "", false
+				}
+				r2 := hex4(inner[i+3 : i+7])
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return "", false
+				}
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, inner[i])
+		}
 	}
-	return string(inner)
+	return string(out), utf8.Valid(out)
+}
+
+// hex4 reads four hex digits (checked by the scanner).
+func hex4(b []byte) rune {
+	v, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(v)
 }

@@ -59,7 +59,7 @@ func TestInjectIncludeUsage(t *testing.T) {
 		`{"model":"m","stream":true,"stream_options":null}`:                   `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 		`{"model":"m","stream":true,"stream_options":{ }}`:                    `{"model":"m","stream":true,"stream_options":{"include_usage":true }}`,
 		`{"model":"m","stream":true,"stream_options":{"x":1}}`:                `{"model":"m","stream":true,"stream_options":{"include_usage":true,"x":1}}`,
-		`{"model":"m","stream":true,"stream_options":{"include_usage":0}}`:    `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":null}}`: `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 		`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`: `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 		`{"model":"m","stream":false}`:                                        `{"model":"m","stream":false}`,
 	}
@@ -83,7 +83,11 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := Scan(body)
 		isObject := strings.HasPrefix(strings.TrimLeft(string(body), " \t\r\n"), "{")
-		if want := json.Valid(body) && isObject; (err == nil) != want {
+		_, syntax := err.(*SyntaxError)
+		if syntax && strings.Contains(err.Error(), "nested deeper") {
+			return // encoding/json reads up to 10,000 levels
+		}
+		if want := json.Valid(body) && isObject; syntax == want {
 			t.Fatalf("Scan err=%v, but encoding/json says valid object=%v, for %q", err, want, body)
 		}
 		var doc map[string]any
