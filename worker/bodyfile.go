@@ -21,12 +21,6 @@ import (
 // gateway needs its bytes: the scan, the rewrite's pieces and every
 // retry's writev read the mapping, and nothing is copied back into the heap.
 
-// spilledBody is a request body in an unlinked temporary file, mapped. The
-// mapping keeps the file alive: its descriptor is closed once it is mapped.
-type spilledBody struct {
-	f   *os.File // until the body is mapped
-	mem []byte   // the mapping: the body's bytes
-}
 
 // copyBufPool holds the buffers a spilled body is copied to its file through.
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
@@ -39,38 +33,78 @@ var errSpillRead = errors.New("reading the request body")
 // the body is whole in the file, and readInto can still fetch it.
 var errSpillMap = errors.New("mapping the request body's temporary file")
 
-// newSpilledBody makes a body file of n bytes in dir, its blocks allocated
-// up front: a full disk fails here, before a byte of the body is read, so
-// the caller can keep the body in memory instead (and nothing behind the
-// mapping can fail to be written later).
+// spillStep is how far ahead of the bytes received a body file's blocks
+// are allocated. Allocating the declared length up front let a client that
+// declares 32 MiB and sends a byte a minute hold 32 MiB of disk; a step
+// bounds what a declaration alone reserves, and a full disk still fails at
+// the first step, before a byte of the body is read, so that the body can
+// be kept in memory instead.
+const spillStep = 1 << 20
+
+// spilledBody is a request body in an unlinked temporary file, mapped. The
+// mapping keeps the file alive: its descriptor is closed once it is mapped.
+type spilledBody struct {
+	f         *os.File // until the body is mapped
+	mem       []byte   // the mapping: the body's bytes
+	dir       string
+	allocated int64       // bytes of the file whose blocks are allocated
+	grew      func(int64) // told of each allocation, when set: the hold counts it
+}
+
+// newSpilledBody makes a body file for n bytes in dir, the blocks of its
+// first spillStep allocated: a full disk fails here, before a byte of the
+// body is read, so the caller can keep the body in memory instead.
 func newSpilledBody(dir string, n int64) (*spilledBody, error) {
 	f, err := openTemp(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, n); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+	s := &spilledBody{f: f, dir: dir}
+	if err := s.allocate(min(n, spillStep)); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("body_temp_dir %s: allocating %d bytes: %w", dir, n, err)
+		return nil, err
 	}
-	return &spilledBody{f: f}, nil
+	return s, nil
+}
+
+// allocate allocates the file's blocks up to end (file systems without
+// fallocate are written as they are).
+func (s *spilledBody) allocate(end int64) error {
+	if end <= s.allocated {
+		return nil
+	}
+	err := unix.Fallocate(int(s.f.Fd()), 0, s.allocated, end-s.allocated)
+	if err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+		return fmt.Errorf("body_temp_dir %s: allocating %d bytes: %w", s.dir, end-s.allocated, err)
+	}
+	if s.grew != nil {
+		s.grew(end - s.allocated)
+	}
+	s.allocated = end
+	return nil
 }
 
 // fill copies exactly n bytes (n > 0) of r to the file and maps them. An
 // error wrapping errSpillRead means r ended or failed first, errSpillMap
 // that the body is in the file but could not be mapped; any other error is
-// the file's. The caller closes s either way.
+// the file's (its blocks, allocated a step ahead of the bytes, could not
+// be: the disk filled up while the body arrived). The caller closes s
+// either way.
 func (s *spilledBody) fill(r io.Reader, n int64) error {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
-	for left := n; left > 0; {
-		chunk := buf[:min(int64(len(buf)), left)]
+	for done := int64(0); done < n; {
+		chunk := buf[:min(int64(len(buf)), n-done)]
 		got, rerr := io.ReadAtLeast(r, chunk, 1)
+		if err := s.allocate(min(n, done+int64(got)+spillStep)); err != nil {
+			return err
+		}
 		if _, err := s.f.Write(chunk[:got]); err != nil {
 			return fmt.Errorf("writing the request body to a temporary file: %w", err)
 		}
-		left -= int64(got)
-		if rerr != nil && left > 0 {
+		done += int64(got)
+		if rerr != nil && done < n {
 			return fmt.Errorf("%w: %v", errSpillRead, rerr)
 		}
 	}

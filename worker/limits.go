@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type admission struct {
 	key        *keyRoute
 	col        int
 	concurrent bool  // holds a place of max_concurrent
+	rpmCost    int64 // what the requests limiter was charged, to give back if a later limit refuses
 	tokens     int64 // tokens reserved on the token limiter
 	tpm        int64 // the token limit they were reserved against
 }
@@ -52,11 +54,14 @@ func (g *gateway) fleetShare(k *keyRoute) limits {
 	return limits{share(k.rpm), share(k.tpm), share(k.maxConcurrent)}
 }
 
-// admit applies the key's limits: max_concurrent, then requests_per_minute,
-// then tokens_per_minute, each exact across workers (one shared cell per
-// key). A refusal gives back what the earlier limits took. The
-// x-ratelimit-* headers OpenAI sends are set on the response either way.
-func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, scan *reqscan.Request) (*admission, *apiError) {
+// admitKey applies the key's limits that need nothing of the body —
+// max_concurrent, then requests_per_minute — before a byte of the body is
+// read, so that a key over them costs the gateway no upload. Each is exact
+// across workers (one shared cell per key); a refusal gives back what the
+// earlier limit took. The x-ratelimit-* headers OpenAI sends are set on
+// the response either way. The admission returned is released when the
+// request ends, whatever happens after.
+func (g *gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission, *apiError) {
 	a := &admission{key: key, col: g.col}
 	if key.rpm == 0 && key.tpm == 0 && key.maxConcurrent == 0 {
 		return a, nil
@@ -73,8 +78,8 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 		}
 		a.concurrent = true
 	}
-	now := g.region.Now()
 	if lim.rpm > 0 {
+		now := g.region.Now()
 		cost := minute / lim.rpm
 		window := cost * lim.rpm
 		ok, tat := cell.GCRA(shm.RequestTAT, now, cost, window)
@@ -86,42 +91,66 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 				"Rate limit reached for key `%s` on requests per minute: limit %d. Please try again in %s.",
 				key.name, lim.rpm, waitText(tat+cost-window-now)))
 		}
-	}
-	if lim.tpm > 0 {
-		want := scan.MaxTokens
-		if want <= 0 {
-			want = m.defaultMaxTokens
-		}
-		want += int64(scan.PromptBytes / promptBytesPerToken)
-		perToken := max(minute/lim.tpm, 1)
-		window := perToken * lim.tpm
-		if want > lim.tpm {
-			a.release(0, false)
-			if lim.rpm > 0 {
-				cell.Settle(shm.RequestTAT, -(minute / lim.rpm)) // give the request back
-			}
-			return nil, rateLimited("tokens", fmt.Sprintf(
-				"Request too large for key `%s`: it reserves %d tokens (max_tokens, or %d by default, plus prompt bytes / %d) "+
-					"and the limit is %d tokens per minute. Lower max_tokens.",
-				key.name, want, m.defaultMaxTokens, promptBytesPerToken, lim.tpm))
-		}
-		ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
-		setLimitHeaders(c, "tokens", lim.tpm, tat, now, perToken, window)
-		if !ok {
-			a.release(0, false)
-			if lim.rpm > 0 {
-				cell.Settle(shm.RequestTAT, -(minute / lim.rpm))
-			}
-			wait := tat + want*perToken - window - now
-			retryAfter(c, wait)
-			return nil, rateLimited("tokens", fmt.Sprintf(
-				"Rate limit reached for key `%s` on tokens per minute: limit %d, requested %d. Please try again in %s.",
-				key.name, lim.tpm, want, waitText(wait)))
-		}
-		a.tokens = want
+		a.rpmCost = cost
 	}
 	return a, nil
 }
+
+// admitTokens applies tokens_per_minute once the body says what the
+// request may use: max_tokens/max_completion_tokens (else the model's
+// default_max_tokens) plus prompt bytes / 4, reserved until the answer
+// reports the real count. A request refused here is given back to the
+// requests limit; its concurrency place goes back when it ends.
+func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute, scan *reqscan.Request) *apiError {
+	if a.tpm == 0 {
+		return nil
+	}
+	key, cell, tpm := a.key, a.key.cell, a.tpm
+	want := scan.MaxTokens
+	if want <= 0 {
+		want = m.defaultMaxTokens
+	}
+	// Saturating: max_tokens may be as large as the client likes (it is
+	// read saturated at MaxInt64); a sum that wrapped would go negative
+	// and pass every limit.
+	want = satAdd(want, int64(scan.PromptBytes/promptBytesPerToken))
+	perToken := max(minute/tpm, 1)
+	window := perToken * tpm
+	if want > tpm { // checked before want*perToken, which could overflow
+		a.giveBackRequest()
+		return rateLimited("tokens", fmt.Sprintf(
+			"Request too large for key `%s`: it reserves %d tokens (max_tokens, or %d by default, plus prompt bytes / %d) "+
+				"and the limit is %d tokens per minute. Lower max_tokens.",
+			key.name, want, m.defaultMaxTokens, promptBytesPerToken, tpm))
+	}
+	now := g.region.Now()
+	ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
+	setLimitHeaders(c, "tokens", tpm, tat, now, perToken, window)
+	if !ok {
+		a.giveBackRequest()
+		wait := tat + want*perToken - window - now
+		retryAfter(c, wait)
+		return rateLimited("tokens", fmt.Sprintf(
+			"Rate limit reached for key `%s` on tokens per minute: limit %d, requested %d. Please try again in %s.",
+			key.name, tpm, want, waitText(wait)))
+	}
+	a.tokens = want
+	return nil
+}
+
+// giveBackRequest undoes the requests-per-minute charge of a request
+// refused by a later limit, so that it counts against neither.
+func (a *admission) giveBackRequest() {
+	if a.rpmCost > 0 {
+		a.key.cell.Settle(shm.RequestTAT, -a.rpmCost)
+		a.rpmCost = 0
+	}
+}
+
+// maxDebt bounds what one answer's tokens may push a key's token limiter
+// into the future: a day. A backend's usage figures are not trusted to
+// stay in range, and a time that wrapped would lift the limit.
+const maxDebt = int64(24 * time.Hour)
 
 // release settles the token reservation against the tokens really used,
 // when the backend reported them (else the reservation stands: it is the
@@ -133,13 +162,36 @@ func (a *admission) release(usedTokens int64, reported bool) {
 	}
 	if a.tokens > 0 && reported {
 		perToken := max(minute/a.tpm, 1)
-		a.key.cell.Settle(shm.TokenTAT, (usedTokens-a.tokens)*perToken)
+		used := max(usedTokens, 0)
+		var delta int64
+		if used >= a.tokens {
+			delta = min(satMul(used-a.tokens, perToken), maxDebt)
+		} else {
+			delta = -(a.tokens - used) * perToken // at most the reservation: no overflow
+		}
+		a.key.cell.Settle(shm.TokenTAT, delta)
 		a.tokens = 0
 	}
 	if a.concurrent {
 		a.key.cell.Release(a.col)
 		a.concurrent = false
 	}
+}
+
+// satAdd is a+b for non-negative a and b, at most math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// satMul is a×b for non-negative a and b, at most math.MaxInt64.
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // rateLimited is a 429 in OpenAI's shape: type names the limit.

@@ -2,6 +2,9 @@ package worker
 
 import (
 	"crypto/sha256"
+	"math"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +43,20 @@ func limitedGateway(t *testing.T, k config.Key) (*gateway, *keyRoute, *modelRout
 		t.Fatal(err)
 	}
 	return g, rt.keys[sha256.Sum256([]byte("sk"))], rt.models["m"]
+}
+
+// admit runs both limit phases as forward does, releasing what the
+// request held when the token limit refuses it (end does that in forward).
+func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, scan *reqscan.Request) (*admission, *apiError) {
+	a, err := g.admitKey(c, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.admitTokens(c, a, m, scan); err != nil {
+		a.release(0, false)
+		return nil, err
+	}
+	return a, nil
 }
 
 // The remaining-requests header counts down through a burst; a refused
@@ -89,5 +106,54 @@ func TestSettleRefundsTokens(t *testing.T) {
 	a.release(20, true)
 	if _, err := g.admit(&app.RequestContext{}, key, m, scan); err != nil {
 		t.Fatalf("after settling 200 reserved to 20 used: %v", err)
+	}
+}
+
+// Token counts of any size never wrap a reservation: a max_tokens at the
+// top of the int64 range (what the scanner saturates larger ones to), with
+// a prompt on top, is "never fits"; the key's limit holds (issue 18: 2^63-1
+// was admitted every time against 1,000 tokens per minute).
+func TestAdmitTokensSaturates(t *testing.T) {
+	g, key, m := limitedGateway(t, config.Key{TokensPerMinute: 1000})
+	for _, scan := range []*reqscan.Request{
+		{MaxTokens: math.MaxInt64},
+		{MaxTokens: math.MaxInt64, PromptBytes: 400},
+		{MaxTokens: math.MaxInt64 - 50, PromptBytes: 400},
+		{MaxTokens: math.MaxInt64 / 60_000_000},
+		{MaxTokens: 1001},
+	} {
+		a, err := g.admit(&app.RequestContext{}, key, m, scan)
+		if err == nil {
+			a.release(0, false)
+			t.Errorf("max_tokens %d admitted against 1,000 tokens per minute", scan.MaxTokens)
+		} else if !strings.Contains(err.message, "Request too large") {
+			t.Errorf("max_tokens %d: %v; want the never-fits refusal", scan.MaxTokens, err)
+		}
+	}
+	// The limit still works: ten requests of 100 fit, the eleventh does not.
+	for i := range 11 {
+		_, err := g.admit(&app.RequestContext{}, key, m, &reqscan.Request{MaxTokens: 100})
+		if (err == nil) != (i < 10) {
+			t.Fatalf("request %d of 100 tokens: %v", i, err)
+		}
+	}
+}
+
+// A backend's usage figures settle within bounds: an absurd count pushes
+// the key's limiter at most a day ahead, a negative one refunds at most the
+// reservation; neither wraps the limiter's time into the past.
+func TestSettleBounded(t *testing.T) {
+	g, key, m := limitedGateway(t, config.Key{TokensPerMinute: 1000})
+	for _, used := range []int64{-math.MaxInt64, math.MinInt64, math.MaxInt64} {
+		a, err := g.admit(&app.RequestContext{}, key, m, &reqscan.Request{MaxTokens: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := atomic.LoadInt64(key.cell.Scalar(shm.TokenTAT))
+		a.release(used, true)
+		after := atomic.LoadInt64(key.cell.Scalar(shm.TokenTAT))
+		if d := after - before; d > maxDebt || d < -10*(minute/1000) {
+			t.Errorf("usage %d moved the limiter by %v", used, time.Duration(d))
+		}
 	}
 }

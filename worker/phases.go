@@ -25,25 +25,29 @@ import (
 // phases run:
 //
 //	1. auth      Authorization: Bearer → key (401)
-//	2. body      read the body, bounded by max_body (413); past body_memory
+//	2. limits    the key's max_concurrent and requests per minute, exact
+//	             across workers, before a byte of the body is read (429 with
+//	             x-ratelimit-* headers)
+//	3. body      read the body, bounded by max_body (413); past body_memory
 //	             into a temporary file (503 body_buffer_failed if it fails)
-//	3. scan      find "model" in the JSON (400)
-//	4. route     model → models[] entry (404), key may use it (403)
-//	5. limits    the key's max_concurrent, requests and tokens per minute,
-//	             exact across workers (429 with x-ratelimit-* headers)
-//	6. rewrite   upstream_model replaces "model", stream_options.include_usage
+//	4. scan      read "model" and the other fields as the backend will, or
+//	             refuse what it could read differently (400)
+//	5. route     model → models[] entry (404), key may use it (403)
+//	6. tokens    the key's tokens per minute, reserved from max_tokens and
+//	             the prompt's size (429)
+//	7. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams, in the bytes
-//	7. backend   rendezvous hashing on the affinity key, bounded by load
-//	8. slot      a free slot on the best candidate, else wait in the model's
+//	8. backend   rendezvous hashing on the affinity key, bounded by load
+//	9. slot      a free slot on the best candidate, else wait in the model's
 //	             queue (429 queue_full, 503 queue_timeout)
-//	9. upstream  send over the keep-alive pool, headers filtered; retried on the
+//	10. upstream send over the keep-alive pool, headers filtered; retried on the
 //	             next backend before the first byte reaches the client (502)
-//	10. respond  SSE event by event as it arrives, or the whole answer
-//	11. log      one usage line, whatever happened above
+//	11. respond  SSE event by event as it arrives, or the whole answer
+//	12. log      one usage line, whatever happened above
 
 // proxy handles POST /v1/chat/completions, /v1/completions and /v1/embeddings.
 //
-// Phases 1–9 and the head of 10 run in forward; a stream is then relayed
+// Phases 1–10 and the head of 11 run in forward; a stream is then relayed
 // from here. The split is for memory, not looks: forward's frame is large
 // (it holds every phase's locals), and a stream parks its goroutine for
 // minutes. Parked in relayStream below proxy's small frame, the goroutine
@@ -147,7 +151,16 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	rec.key = key.name
 
-	// 2. body
+	// 2. key limits: max_concurrent and requests_per_minute need nothing of
+	// the body, so a key over them is refused before its upload is read.
+	adm, aerr := g.admitKey(c, key)
+	if aerr != nil {
+		g.refuseUnread(c, rec, aerr)
+		return
+	}
+	x.adm = adm
+
+	// 3. body
 	maxBody := g.maxBody.Load()
 	body, held, aerr := g.readBody(c, maxBody)
 	switch aerr {
@@ -174,7 +187,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	rec.bytesIn = int64(len(body))
 
-	// 3. scan
+	// 4. scan
 	scan, aerr := scanBody(body)
 	if aerr != nil {
 		g.fail(c, rec, aerr)
@@ -182,7 +195,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	rec.model = clip(scan.ModelName) // a model that does not exist is the client's string
 
-	// 4. route
+	// 5. route
 	m := routes.models[scan.ModelName]
 	if m == nil {
 		g.fail(c, rec, errInvalid(http.StatusNotFound, "model_not_found",
@@ -195,13 +208,11 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		return
 	}
 
-	// 5. limits: a place is held and tokens reserved until the response ends.
-	adm, aerr := g.admit(c, key, m, &scan)
-	if aerr != nil {
+	// 6. token limit: tokens reserved until the response ends.
+	if aerr := g.admitTokens(c, adm, m, &scan); aerr != nil {
 		g.fail(c, rec, aerr)
 		return
 	}
-	x.adm = adm
 
 	// The affinity key is read from the body as the client sent it, before
 	// the rewrite moves its bytes.
@@ -215,7 +226,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		rec.userRaw = string(body[u.Start:u.End])
 	}
 
-	// 6. rewrite
+	// 7. rewrite
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
 	// the client, which sees exactly what it asked for.
@@ -223,7 +234,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	pieces, injected := reqscan.RewritePieces(body, &scan, m.upstreamModel)
 	rec.usageInjected = injected
 
-	// 7. backend
+	// 8. backend
 	var stack, rotated [16]*backendRoute
 	candidates := m.candidates(akey, hasKey, stack[:0])
 	if len(candidates) == 0 {
@@ -232,7 +243,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		return
 	}
 
-	// 8. slot and 9. upstream, retried on the next candidate while nothing
+	// 9. slot and 10. upstream, retried on the next candidate while nothing
 	// has gone to the client: connection errors, and 5xx/429 answers. Each
 	// attempt takes a slot (waiting in the queue if need be) and gives it
 	// back when that attempt ends.
@@ -336,7 +347,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	body, pieces = nil, nil
 	held.release()
 
-	// 10. respond
+	// 11. respond
 	rec.status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)
@@ -892,6 +903,30 @@ func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError) {
 	writeError(c, e)
 	rec.bytesOut = int64(len(c.Response.Body()))
 }
+
+// refuseUnread answers a request refused before its body was read. A body
+// hertz read with the head, or a small one that has its length declared,
+// is read and dropped so the connection can serve the next request (what
+// nginx does); any other is left unread and the connection closed
+// (refuse), so that a refused client costs no upload.
+func (g *gateway) refuseUnread(c *app.RequestContext, rec *usageRecord, e *apiError) {
+	if !c.Request.IsBodyStream() {
+		g.fail(c, rec, e)
+		return
+	}
+	n := int64(c.Request.Header.ContentLength())
+	if n >= 0 && n <= drainMax {
+		if _, err := io.CopyN(io.Discard, c.Request.BodyStream(), n); err == nil {
+			g.fail(c, rec, e)
+			return
+		}
+	}
+	g.refuse(c, rec, e)
+}
+
+// drainMax is the largest unread body refuseUnread reads to keep a
+// connection: a request's worth of a chat turn, not an upload.
+const drainMax = 64 << 10
 
 // refuse is fail for a request whose body is left unread: the answer goes
 // out at once and the connection is closed (refuseAndClose).
