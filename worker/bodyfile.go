@@ -21,7 +21,6 @@ import (
 // gateway needs its bytes: the scan, the rewrite's pieces and every
 // retry's writev read the mapping, and nothing is copied back into the heap.
 
-
 // copyBufPool holds the buffers a spilled body is copied to its file through.
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
