@@ -31,6 +31,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
