@@ -42,7 +42,12 @@ var proxyAddrs = map[string]string{
 	"sluice":    "127.0.0.1:28080",
 	"nginx":     "127.0.0.1:28081",
 	"nginx-lua": "127.0.0.1:28082",
+	// sluice built at -baseline REV: before/after a change, in the same run.
+	"sluice-base": "127.0.0.1:28083",
 }
+
+// adminAddrs: each sluice's admin listener.
+var adminAddrs = map[string]string{"sluice": adminAddr, "sluice-base": "127.0.0.1:28091"}
 
 // proxyAddr returns where the named proxy listens.
 func proxyAddr(name string) string {
@@ -67,6 +72,7 @@ var (
 	// Measured side by side the same way (docs/benchmarks.md).
 	sluiceProcs = flag.Int("sluice-gomaxprocs", 1, "sluice's gomaxprocs setting (its worker stays pinned to one core)")
 	outDir      = flag.String("out", "bench/results", "where results go")
+	baseline    = flag.String("baseline", "", "also build sluice at this git revision and measure it as proxy \"sluice-base\" (add it to -proxies)")
 	reportMD    = flag.String("report", "docs/benchmarks.md", "markdown report to write")
 	from        = flag.String("from", "", "only rewrite the report from this results file")
 	profileDir  = flag.String("profile", "", "write pprof profiles of sluice's worker (CPU over each run, heap under load) here")
@@ -169,6 +175,28 @@ func build() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		must(cmd.Run())
 	}
+	if *baseline != "" {
+		buildBaseline(*baseline)
+	}
+}
+
+// buildBaseline builds sluice at git revision rev (in a temporary
+// worktree) as binDir/sluice-base, so that a change can be measured
+// against what it changed, alternated in one run.
+func buildBaseline(rev string) {
+	dir, err := os.MkdirTemp("", "rig-baseline")
+	must(err)
+	defer os.RemoveAll(dir)
+	wt := filepath.Join(dir, "src")
+	add := exec.Command("git", "worktree", "add", "--detach", wt, rev)
+	add.Stdout, add.Stderr = os.Stderr, os.Stderr
+	must(add.Run())
+	defer exec.Command("git", "worktree", "remove", "--force", wt).Run() //nolint:errcheck
+	cmd := exec.Command("go", "build", "-tags", "stdjson,gjson", "-o", filepath.Join(binDir, "sluice-base"), "./cmd/sluice")
+	cmd.Dir = wt
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	must(cmd.Run())
 }
 
 // portFree fails the run when something already listens on addr: the

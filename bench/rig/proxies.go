@@ -52,7 +52,7 @@ func (r *running) stop() {
 // and the Lua peer's own 64 KiB buffer), and per-key limits
 // high enough never to refuse (the peer counts per key in a shared dict;
 // sluice runs its shared-memory limiter and concurrency count).
-func writeSluiceConfig(dir string) string {
+func writeSluiceConfig(name, dir string) string {
 	sum := sha256.Sum256([]byte(benchKey))
 	cfg := fmt.Sprintf(`listen: %s
 admin: %s
@@ -73,7 +73,7 @@ models:
     backends:
       - url: http://%s
         slots: 100000
-`, proxyAddr("sluice"), adminAddr, *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+`, proxyAddr(name), adminAddrs[name], *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path

@@ -151,11 +151,11 @@ func startProxyNoWait(name string) *running {
 	dir := mustTemp(name)
 	r.dir = dir
 	switch name {
-	case "sluice":
-		if *profileDir != "" {
+	case "sluice", "sluice-base":
+		if *profileDir != "" && name == "sluice" {
 			os.Setenv("SLUICE_PPROF_ADDR", pprofAddr) // inherited by its workers
 		}
-		r.cmd = startBackground(name, proxyCPU, filepath.Join(binDir, "sluice"), "serve", "-c", writeSluiceConfig(dir))
+		r.cmd = startBackground(name, proxyCPU, filepath.Join(binDir, name), "serve", "-c", writeSluiceConfig(name, dir))
 	case "nginx", "nginx-lua":
 		installPeers()
 		r.cmd = startBackground(name, proxyCPU, "nginx", "-p", dir, "-c", renderNginx(name, dir), "-e", filepath.Join(dir, "error.log"))
