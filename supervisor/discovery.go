@@ -161,7 +161,12 @@ func (s *supervisor) follow(ctx context.Context, client *api.Client, key string,
 		for k, v := range s.disc {
 			disc[k] = v
 		}
-		disc[model] = nomad.Backends(n, found)
+		backends, skipped := nomad.Backends(n, found)
+		for _, sk := range skipped {
+			s.log.Warn("a Nomad instance is not an address to dial; skipped", "model", model, "service", w.src.Service,
+				"address", sk.Address, "port", sk.Port, "err", sk.Err)
+		}
+		disc[model] = backends
 		s.disc = disc
 		static, data := s.static, s.cfgData
 		s.cfgMu.Unlock()

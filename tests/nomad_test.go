@@ -224,3 +224,40 @@ func TestKVSaturatedBackendIsFull(t *testing.T) {
 		t.Fatalf("queued request: %d", code)
 	}
 }
+
+// A Nomad instance whose address makes no URL (an IPv6 zone, a space,
+// garbage) is skipped and logged; the good ones serve and no worker dies
+// (one panicked on each such list, and again at every restart).
+func TestNomadBadAddressesSkipped(t *testing.T) {
+	nomad := startNomad(t)
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	good := instanceOf(be)
+	bad := func(addr string) fakenomad.Instance {
+		return fakenomad.Instance{Address: addr, Port: 8000, Tags: []string{"llama"}}
+	}
+	nomad.Set("default", "vllm", bad("fe80::1%eth0"), bad("10.0.0.1 10.0.0.2"), bad("garbage/?#"), good)
+	g := startGateway(t, nomadConfig("off", ""))
+	await(t, "the good instance in use", func() bool {
+		_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+		return ok
+	})
+	g.awaitLog("a Nomad instance is not an address to dial; skipped")
+	client := freshClient()
+	for range 5 {
+		if res, body := post(t, client, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
+			t.Fatalf("request: %s %s", res.Status, body)
+		}
+	}
+	// A change that brings only bad ones leaves the model without backends, workers alive.
+	nomad.Set("default", "vllm", bad("fe80::2%eth1"))
+	await(t, "the good instance gone", func() bool {
+		_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+		return !ok
+	})
+	if v, _ := g.metric("sluice_worker_restarts_total", nil); v != 0 {
+		t.Fatalf("%v worker restarts", v)
+	}
+	if v, _ := g.metric("sluice_workers_ready", nil); v != 2 {
+		t.Fatalf("%v workers ready of 2", v)
+	}
+}
