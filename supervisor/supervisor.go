@@ -83,8 +83,11 @@ type supervisor struct {
 	scrapers      map[string]*scraper
 	cfgMu         sync.Mutex
 	static        *config.Config     // the configuration file as parsed
-	disc          config.Discovered  // backends found by service discovery
-	cfg           *config.Config     // the running configuration: static + disc
+	disc          config.Discovered  // backends found by service discovery, all of them
+	applied       config.Discovered  // those of them the running configuration has (disc, unless the region was full)
+	discErr       string             // why some discovered backends are not applied (retried); "" when all are
+	discRetry     chan struct{}      // wakes retryDiscovery
+	cfg           *config.Config     // the running configuration: static + applied
 	cfgData       []byte             // its bytes, handed to workers
 	gen           int64              // its generation: 1 at start, +1 per reload
 	retired       *hotreload.Retired // cells of names reloads removed, until freed
@@ -105,7 +108,7 @@ type supervisor struct {
 func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
 		static: o.Config, cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired(),
-		disc: config.Discovered{}, watches: map[string]*watch{}, scrapers: map[string]*scraper{}, bgDone: make(chan struct{})}
+		disc: config.Discovered{}, discRetry: make(chan struct{}, 1), watches: map[string]*watch{}, scrapers: map[string]*scraper{}, bgDone: make(chan struct{})}
 	if s.exe == "" {
 		// The running image, even once a new binary replaced the file on
 		// disk: a restarted worker always matches its supervisor.
@@ -149,6 +152,8 @@ func Run(ctx context.Context, o Options) error {
 
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.sweep() }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.retryDiscovery() }()
 	// Background users of the region end before it is unmapped.
 	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start
