@@ -218,7 +218,7 @@ func (s *supervisor) setDiscoveryErrLocked(err error) {
 		return
 	}
 	if s.discErr == "" {
-		s.log.Warn("discovered backends wait for shared-memory cells; retrying", "err", err)
+		s.log.Warn("not every discovered backend is in use; retrying", "err", err)
 	}
 	s.discErr = err.Error()
 	s.metrics.discPending.Set(1)

@@ -51,7 +51,7 @@ func newMetrics(s *supervisor) *metrics {
 	m.nomadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_nomad_errors_total",
 		Help: "Failed Nomad queries, by service."}, []string{"service"})
 	m.discPending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_discovery_pending",
-		Help: "1 while backends Nomad lists wait for shared-memory cells (shm_cells is full; retried, see /status), else 0."})
+		Help: "1 while backends Nomad lists are not all in use (the shared region is full: shm_cells; retried, see /status), else 0."})
 	m.discErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_discovery_errors_total",
 		Help: "Attempts to apply discovered backends that could not apply them all (the shared region was full)."})
 	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
