@@ -358,8 +358,8 @@ func ProcessChanges(old, new *Config) []string {
 	return out
 }
 
-// RestartChanges lists the changed fields only a restart applies: admin,
-// admin_token_env (the admin listener is set up once) and pid_file (how
+// RestartChanges lists the changed fields only a restart applies: admin
+// and admin_token_env (the admin listener is set up once), pid_file (how
 // `sluice reload` finds the running supervisor) and shm_cells (the size of
 // the shared region).
 func RestartChanges(old, new *Config) []string {
@@ -378,12 +378,13 @@ func diff(out *[]string, field string, a, b any) {
 }
 
 // AdminToken is the admin listener's bearer token, from the environment
-// variable admin_token_env names; "" when none is configured.
+// variable admin_token_env names, without surrounding white space (as
+// Prometheus reads its credentials_file); "" when none is configured.
 func (c *Config) AdminToken() string {
 	if c.AdminTokenEnv == "" {
 		return ""
 	}
-	return os.Getenv(c.AdminTokenEnv)
+	return strings.TrimSpace(os.Getenv(c.AdminTokenEnv))
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
