@@ -30,6 +30,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)

@@ -43,6 +43,10 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// Admin is the address of the admin listener (/healthz, /readyz).
 	Admin string `yaml:"admin"`
+	// AdminTokenEnv names an environment variable holding a bearer token
+	// the admin listener requires on /metrics and /status (empty: none).
+	// /healthz and /readyz stay open for probes that send no header.
+	AdminTokenEnv string `yaml:"admin_token_env"`
 	// Workers is the number of worker processes: "auto" (one per CPU the
 	// process may run on) or a positive number.
 	Workers Workers `yaml:"workers"`
@@ -355,11 +359,13 @@ func ProcessChanges(old, new *Config) []string {
 }
 
 // RestartChanges lists the changed fields only a restart applies: admin
-// and pid_file (how `sluice reload` finds the running supervisor) and
-// shm_cells (the size of the shared region).
+// and admin_token_env (the admin listener is set up once), pid_file (how
+// `sluice reload` finds the running supervisor) and shm_cells (the size of
+// the shared region).
 func RestartChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "admin", old.Admin, new.Admin)
+	diff(&out, "admin_token_env", old.AdminTokenEnv, new.AdminTokenEnv)
 	diff(&out, "pid_file", old.PidFile, new.PidFile)
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
 	return out
@@ -369,6 +375,16 @@ func diff(out *[]string, field string, a, b any) {
 	if a != b {
 		*out = append(*out, fmt.Sprintf("%s changed from %v to %v", field, a, b))
 	}
+}
+
+// AdminToken is the admin listener's bearer token, from the environment
+// variable admin_token_env names, without surrounding white space (as
+// Prometheus reads its credentials_file); "" when none is configured.
+func (c *Config) AdminToken() string {
+	if c.AdminTokenEnv == "" {
+		return ""
+	}
+	return strings.TrimSpace(os.Getenv(c.AdminTokenEnv))
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one

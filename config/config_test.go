@@ -131,3 +131,25 @@ func TestParseByteSize(t *testing.T) {
 		}
 	}
 }
+
+// admin_token_env must name a set variable; the token is its value, and
+// changing the field needs a restart (the admin listener is set up once).
+func TestAdminTokenEnv(t *testing.T) {
+	withToken := strings.Replace(validYAML, "admin: 127.0.0.1:9090\n", "admin: 127.0.0.1:9090\nadmin_token_env: SLUICE_CONFIG_TEST_ADMIN\n", 1)
+	t.Setenv("SLUICE_CONFIG_TEST_ADMIN", "")
+	if _, err := Parse("t.yaml", []byte(withToken)); err == nil || !strings.Contains(err.Error(), "admin_token_env: environment variable SLUICE_CONFIG_TEST_ADMIN is not set") {
+		t.Fatalf("an unset token variable: %v", err)
+	}
+	t.Setenv("SLUICE_CONFIG_TEST_ADMIN", "s3cret")
+	c, err := Parse("t.yaml", []byte(withToken))
+	if err != nil || c.AdminToken() != "s3cret" {
+		t.Fatalf("%v %q", err, c.AdminToken())
+	}
+	plain, _ := Parse("p.yaml", []byte(validYAML))
+	if plain.AdminToken() != "" {
+		t.Fatal("a token without admin_token_env")
+	}
+	if ch := RestartChanges(plain, c); len(ch) != 1 || !strings.HasPrefix(ch[0], "admin_token_env changed") {
+		t.Fatalf("RestartChanges: %v", ch)
+	}
+}

@@ -143,6 +143,9 @@ func (c *Config) validate() Problems {
 	if _, _, err := net.SplitHostPort(c.Admin); err != nil {
 		add("admin", "%q is not host:port", c.Admin)
 	}
+	if c.AdminTokenEnv != "" && c.AdminToken() == "" {
+		add("admin_token_env", "environment variable %s is not set (the admin listener's bearer token)", c.AdminTokenEnv)
+	}
 	if c.GoMaxProcs < 1 {
 		add("gomaxprocs", "must be at least 1")
 	}

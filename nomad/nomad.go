@@ -9,9 +9,13 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -128,15 +132,71 @@ func matching(regs []*api.ServiceRegistration, tags []string) []Instance {
 	return slices.Compact(out)
 }
 
-// Backends turns a model's discovered instances into its backends.
-func Backends(n *config.NomadService, found []Instance) []config.Backend {
-	out := make([]config.Backend, 0, len(found))
+// Skipped is an instance Backends could not make a backend of, and why.
+type Skipped struct {
+	Instance
+	Err error
+}
+
+// Backends turns a model's discovered instances into its backends. An
+// instance whose address does not make a URL sluice can dial — an IPv6
+// zone (fe80::1%eth0 names an interface of the host that registered it),
+// a space, anything but an IP address or a host name — or whose port is
+// out of range is skipped and returned in skipped, for the caller to log:
+// one bad registration must not take the others, or a worker, with it.
+func Backends(n *config.NomadService, found []Instance) (backends []config.Backend, skipped []Skipped) {
+	backends = make([]config.Backend, 0, len(found))
 	for _, in := range found {
-		host := in.Address
-		if slices.Contains([]byte(host), ':') {
-			host = "[" + host + "]" // IPv6
+		u, err := backendURL(n.Scheme, in)
+		if err != nil {
+			skipped = append(skipped, Skipped{in, err})
+			continue
 		}
-		out = append(out, config.Backend{URL: fmt.Sprintf("%s://%s:%d", n.Scheme, host, in.Port), Slots: n.Slots, APIKeyEnv: n.APIKeyEnv})
+		backends = append(backends, config.Backend{URL: u, Slots: n.Slots, APIKeyEnv: n.APIKeyEnv})
 	}
-	return out
+	return backends, skipped
+}
+
+// backendURL is scheme://address:port, or why that is not a URL to dial.
+func backendURL(scheme string, in Instance) (string, error) {
+	if in.Port < 1 || in.Port > 65535 {
+		return "", fmt.Errorf("port %d is out of range", in.Port)
+	}
+	host := in.Address
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return "", fmt.Errorf("address %q has an IPv6 zone, which only the host that registered it can dial", in.Address)
+		}
+		host = ip.String()
+		if ip.Is6() {
+			host = "[" + host + "]"
+		}
+	} else if !hostName(host) {
+		return "", fmt.Errorf("address %q is neither an IP address nor a host name", in.Address)
+	}
+	raw := fmt.Sprintf("%s://%s:%d", scheme, host, in.Port)
+	// Read back as the workers' pools will read it: exactly this host.
+	if u, err := url.Parse(raw); err != nil || u.Host != host+":"+strconv.Itoa(in.Port) || u.Path != "" {
+		return "", fmt.Errorf("address %q does not make a URL (%s)", in.Address, raw)
+	}
+	return raw, nil
+}
+
+// hostName reports whether s is a DNS host name: dot-separated labels of
+// letters, digits, '-' and '_', none empty, at most 253 bytes.
+func hostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, c := range []byte(label) {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -65,8 +65,30 @@ func TestWatch(t *testing.T) {
 }
 
 func TestBackends(t *testing.T) {
-	got := Backends(&config.NomadService{Scheme: "https", Slots: 8}, []Instance{{"10.0.0.1", 8000}, {"fd00::1", 9000}})
-	if len(got) != 2 || got[0].URL != "https://10.0.0.1:8000" || got[1].URL != "https://[fd00::1]:9000" || got[0].Slots != 8 {
-		t.Fatalf("%+v", got)
+	got, skipped := Backends(&config.NomadService{Scheme: "https", Slots: 8}, []Instance{{"10.0.0.1", 8000}, {"fd00::1", 9000}, {"vllm-0.dc1.internal", 8000}})
+	if len(got) != 3 || got[0].URL != "https://10.0.0.1:8000" || got[1].URL != "https://[fd00::1]:9000" ||
+		got[2].URL != "https://vllm-0.dc1.internal:8000" || got[0].Slots != 8 || len(skipped) != 0 {
+		t.Fatalf("%+v %v", got, skipped)
+	}
+}
+
+// Addresses that make no URL to dial are skipped, each with its reason,
+// and the good ones kept: never a backend the workers cannot build a pool
+// for (a worker panicked on fe80::1%eth0).
+func TestBackendsSkipsBadAddresses(t *testing.T) {
+	bad := []Instance{{"fe80::1%eth0", 8000}, {"10.0.0.1 ", 8000}, {"10.0.0.1 10.0.0.2", 8000}, {"a/b", 8000},
+		{"host?x", 8000}, {"user@host", 8000}, {"h:1", 8000}, {"[::1]", 8000}, {"", 8000}, {"..", 8000},
+		{"10.0.0.1", 70000}, {"\x00", 8000}, {"é.example", 8000}, {"%", 8000}}
+	got, skipped := Backends(&config.NomadService{Scheme: "http", Slots: 1}, append(bad, Instance{"10.0.0.9", 8000}))
+	if len(got) != 1 || got[0].URL != "http://10.0.0.9:8000" {
+		t.Fatalf("kept %+v", got)
+	}
+	if len(skipped) != len(bad) {
+		t.Fatalf("skipped %d of %d: %v", len(skipped), len(bad), skipped)
+	}
+	for _, s := range skipped {
+		if s.Err == nil {
+			t.Errorf("%v skipped without a reason", s.Instance)
+		}
 	}
 }

@@ -75,11 +75,23 @@ func CellNames(c *config.Config) []string {
 
 // AllocConfig allocates every cell the configuration names, and the stats
 // cells (the supervisor's job); names already allocated keep their cells.
+// It allocates all or nothing: when the region cannot hold them all, the
+// cells it allocated for new names are freed again (no configuration names
+// them and no worker has seen them), so a refused configuration — a reload,
+// or a discovery change retried until cells free — leaks none.
 func AllocConfig(r *Region, c *config.Config) error {
+	var fresh []string
 	for _, name := range CellNames(c) {
+		if r.Lookup(name) != nil {
+			continue
+		}
 		if _, err := r.Alloc(name); err != nil {
+			for _, n := range fresh {
+				r.Free(n)
+			}
 			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
 		}
+		fresh = append(fresh, name)
 	}
 	return nil
 }

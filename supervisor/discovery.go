@@ -161,16 +161,116 @@ func (s *supervisor) follow(ctx context.Context, client *api.Client, key string,
 		for k, v := range s.disc {
 			disc[k] = v
 		}
-		disc[model] = nomad.Backends(n, found)
+		backends, skipped := nomad.Backends(n, found)
+		for _, sk := range skipped {
+			s.log.Warn("a Nomad instance is not an address to dial; skipped", "model", model, "service", w.src.Service,
+				"address", sk.Address, "port", sk.Port, "err", sk.Err)
+		}
+		disc[model] = backends
 		s.disc = disc
 		static, data := s.static, s.cfgData
 		s.cfgMu.Unlock()
-		s.log.Info("backends discovered", "model", model, "service", w.src.Service, "backends", len(found))
+		s.log.Info("backends discovered", "model", model, "service", w.src.Service, "backends", len(backends))
 		if err := s.install(static, data); err != nil {
-			s.log.Error("applying discovered backends failed", "model", model, "err", err)
+			s.log.Error("applying discovered backends failed; retrying", "model", model, "err", err)
+			s.cfgMu.Lock()
+			s.setDiscoveryErrLocked(err)
+			s.cfgMu.Unlock()
 		}
 	}
 	nomad.Watch(ctx, client, w.src, update, status)
+}
+
+// keptBackends is want without the backends cur does not have yet: what
+// discovery can apply while the region has no cells for its additions.
+// fewer is false when want adds nothing (trying it again would not help).
+func keptBackends(want config.Discovered, cur *config.Config) (kept config.Discovered, fewer bool) {
+	have := map[string]bool{}
+	for _, m := range cur.Models {
+		for _, b := range m.Backends {
+			have[shm.BackendCell(m.Name, b.URL)] = true
+		}
+	}
+	kept = make(config.Discovered, len(want))
+	for model, bs := range want {
+		k := []config.Backend{}
+		for _, b := range bs {
+			if have[shm.BackendCell(model, b.URL)] {
+				k = append(k, b)
+			}
+		}
+		kept[model] = k
+		fewer = fewer || len(k) < len(bs)
+	}
+	return kept, fewer
+}
+
+// setDiscoveryErrLocked records whether discovered backends wait (err) or
+// are all applied (nil), for /status, the metrics and the log, and wakes
+// retryDiscovery while they wait (cfgMu held).
+func (s *supervisor) setDiscoveryErrLocked(err error) {
+	if err == nil {
+		if s.discErr != "" {
+			s.log.Info("every discovered backend is in use again")
+		}
+		s.discErr = ""
+		s.metrics.discPending.Set(0)
+		return
+	}
+	if s.discErr == "" {
+		s.log.Warn("not every discovered backend is in use; retrying", "err", err)
+	}
+	s.discErr = err.Error()
+	s.metrics.discPending.Set(1)
+	s.metrics.discErrors.Inc()
+	select {
+	case s.discRetry <- struct{}{}:
+	default:
+	}
+}
+
+// Backoff of retryDiscovery.
+const (
+	minDiscoveryRetry = time.Second // the sweep frees retired cells about this often
+	maxDiscoveryRetry = 30 * time.Second
+)
+
+// retryDiscovery installs the running configuration again while discovered
+// backends wait for cells (backing off 1 s → 30 s), until they are all in
+// use: the cells of backends that left are freed once nothing uses them.
+func (s *supervisor) retryDiscovery() {
+	backoff := minDiscoveryRetry
+	for {
+		select {
+		case <-s.bgDone:
+			return
+		case <-s.discRetry:
+		}
+		for {
+			select {
+			case <-s.bgDone:
+				return
+			case <-time.After(backoff):
+			}
+			s.cfgMu.Lock()
+			waiting, static, data := s.discErr != "", s.static, s.cfgData
+			s.cfgMu.Unlock()
+			if !waiting {
+				break
+			}
+			if err := s.install(static, data); err != nil {
+				s.cfgMu.Lock()
+				s.setDiscoveryErrLocked(err)
+				s.cfgMu.Unlock()
+			}
+			backoff = min(2*backoff, maxDiscoveryRetry)
+		}
+		backoff = minDiscoveryRetry
+		select { // the wake-ups sent while retrying are answered
+		case <-s.discRetry:
+		default:
+		}
+	}
 }
 
 // awaitDiscovery waits, up to discoveryWait, for every watch's first answer.

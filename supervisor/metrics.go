@@ -24,6 +24,8 @@ type metrics struct {
 
 	nomadUp     *prometheus.GaugeVec
 	nomadErrors *prometheus.CounterVec
+	discPending prometheus.Gauge
+	discErrors  prometheus.Counter
 }
 
 func newMetrics(s *supervisor) *metrics {
@@ -48,7 +50,12 @@ func newMetrics(s *supervisor) *metrics {
 		Help: "1 when the last Nomad query for the service succeeded; 0 while Nomad is unreachable (the last known instances stay in use)."}, []string{"service"})
 	m.nomadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_nomad_errors_total",
 		Help: "Failed Nomad queries, by service."}, []string{"service"})
-	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors, &shmCollector{s: s})
+	m.discPending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_discovery_pending",
+		Help: "1 while backends Nomad lists are not all in use (the shared region is full: shm_cells; retried, see /status), else 0."})
+	m.discErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_discovery_errors_total",
+		Help: "Attempts to apply discovered backends that could not apply them all (the shared region was full)."})
+	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
+		m.discPending, m.discErrors, &shmCollector{s: s})
 	return m
 }
 

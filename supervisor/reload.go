@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -87,18 +88,35 @@ func (s *supervisor) applyFile() error {
 // discovery found the running configuration: cells for its names, a new
 // generation, every worker told. Reloads and discovery changes both come
 // through here, one at a time.
+//
+// When the region cannot hold every discovered backend, the discovery
+// changes are applied without their additions — backends that left go (and
+// their cells free once unused), new ones wait — and retryDiscovery tries
+// again; why shows in /status and sluice_discovery_pending. Cells are
+// allocated under cfgMu, so that sweep cannot free a retired name this
+// configuration takes back between its allocation and Replace.
 func (s *supervisor) install(static *config.Config, data []byte) error {
 	s.installMu.Lock()
 	defer s.installMu.Unlock()
 	s.cfgMu.Lock()
-	eff := static.WithDiscovered(s.disc)
-	s.cfgMu.Unlock()
-	if err := shm.AllocConfig(s.region, eff); err != nil {
+	applied := s.disc
+	eff := static.WithDiscovered(applied)
+	err := shm.AllocConfig(s.region, eff)
+	var deferred error
+	if errors.Is(err, shm.ErrFull) {
+		if kept, fewer := keptBackends(applied, s.cfg); fewer {
+			if k := static.WithDiscovered(kept); shm.AllocConfig(s.region, k) == nil {
+				applied, eff, deferred, err = kept, k, err, nil
+			}
+		}
+	}
+	if err != nil {
+		s.cfgMu.Unlock()
 		return fmt.Errorf("%w (cells of removed names are freed once nothing uses them; retry shortly)", err)
 	}
-	s.cfgMu.Lock()
+	s.setDiscoveryErrLocked(deferred)
 	old := s.cfg
-	s.static, s.cfg, s.cfgData = static, eff, data
+	s.static, s.cfg, s.cfgData, s.applied = static, eff, data, applied
 	s.gen++
 	gen := s.gen
 	s.region.SetGeneration(gen)
@@ -122,8 +140,8 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 // frameLocked is the running configuration as workers receive it (cfgMu held).
 func (s *supervisor) frameLocked() hotreload.Frame {
 	f := hotreload.Frame{Name: s.o.ConfigName, Data: s.cfgData, Gen: s.gen}
-	if len(s.disc) > 0 {
-		f.Discovered, _ = json.Marshal(s.disc)
+	if len(s.applied) > 0 {
+		f.Discovered, _ = json.Marshal(s.applied)
 	}
 	return f
 }
@@ -212,12 +230,15 @@ type Status struct {
 	LastReloadError  string `json:"last_reload_error"`
 	Upgrades         int64  `json:"upgrades"`
 	LastUpgradeError string `json:"last_upgrade_error"`
+	// DiscoveryError says why backends Nomad lists are not in use yet (the
+	// shared region is full; retried), "" when every one is.
+	DiscoveryError string `json:"discovery_error"`
 }
 
 // status serves GET /status.
 func (s *supervisor) status(w http.ResponseWriter, r *http.Request) {
 	s.cfgMu.Lock()
-	st := Status{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr, s.upgrades.Load(), s.lastUpgradeErr}
+	st := Status{os.Getpid(), s.o.ConfigName, s.gen, s.reloads.Load(), s.lastReloadErr, s.upgrades.Load(), s.lastUpgradeErr, s.discErr}
 	s.cfgMu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st) //nolint:errcheck

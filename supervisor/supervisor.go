@@ -8,6 +8,8 @@ package supervisor
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -83,8 +86,11 @@ type supervisor struct {
 	scrapers      map[string]*scraper
 	cfgMu         sync.Mutex
 	static        *config.Config     // the configuration file as parsed
-	disc          config.Discovered  // backends found by service discovery
-	cfg           *config.Config     // the running configuration: static + disc
+	disc          config.Discovered  // backends found by service discovery, all of them
+	applied       config.Discovered  // those of them the running configuration has (disc, unless the region was full)
+	discErr       string             // why some discovered backends are not applied (retried); "" when all are
+	discRetry     chan struct{}      // wakes retryDiscovery
+	cfg           *config.Config     // the running configuration: static + applied
 	cfgData       []byte             // its bytes, handed to workers
 	gen           int64              // its generation: 1 at start, +1 per reload
 	retired       *hotreload.Retired // cells of names reloads removed, until freed
@@ -105,7 +111,7 @@ type supervisor struct {
 func Run(ctx context.Context, o Options) error {
 	s := &supervisor{o: o, log: o.Log, exe: o.Exe, stopCh: make(chan struct{}),
 		static: o.Config, cfg: o.Config, cfgData: o.ConfigData, gen: 1, retired: hotreload.NewRetired(),
-		disc: config.Discovered{}, watches: map[string]*watch{}, scrapers: map[string]*scraper{}, bgDone: make(chan struct{})}
+		disc: config.Discovered{}, discRetry: make(chan struct{}, 1), watches: map[string]*watch{}, scrapers: map[string]*scraper{}, bgDone: make(chan struct{})}
 	if s.exe == "" {
 		// The running image, even once a new binary replaced the file on
 		// disk: a restarted worker always matches its supervisor.
@@ -149,6 +155,8 @@ func Run(ctx context.Context, o Options) error {
 
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.sweep() }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.retryDiscovery() }()
 	// Background users of the region end before it is unmapped.
 	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start
@@ -167,7 +175,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}()
 
-	admin, adminAddr, err := s.startAdmin(cfg.Admin)
+	admin, adminAddr, err := s.startAdmin(cfg.Admin, cfg.AdminToken())
 	if err != nil {
 		return err
 	}
@@ -459,8 +467,11 @@ func checkUsageLog(dest string) error {
 }
 
 // startAdmin serves /healthz (the supervisor is alive) and /readyz (every
-// worker slot has a worker accepting connections) on the admin address.
-func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
+// worker slot has a worker accepting connections) on the admin address,
+// and /metrics and /status behind token when it is set (admin_token_env).
+// The probes stay open: Nomad's and systemd's checks send no header, and
+// they tell nothing but liveness and readiness.
+func (s *supervisor) startAdmin(addr, token string) (*http.Server, string, error) {
 	ln, err := s.o.Handover.Listen(addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
@@ -469,8 +480,8 @@ func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
-	mux.Handle("GET /metrics", s.metrics.handler())
-	mux.HandleFunc("GET /status", s.status)
+	mux.Handle("GET /metrics", requireToken(token, s.metrics.handler()))
+	mux.Handle("GET /status", requireToken(token, http.HandlerFunc(s.status)))
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ready := 0
 		for _, sl := range s.slots {
@@ -486,4 +497,25 @@ func (s *supervisor) startAdmin(addr string) (*http.Server, string, error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	return srv, ln.Addr().String(), nil
+}
+
+// requireToken serves h only to requests carrying "Authorization: Bearer
+// token" (401 otherwise); with an empty token, to every request. The
+// comparison takes the same time whatever the guess: both sides are
+// hashed to equal length, then compared in constant time.
+func requireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		have := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(have[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice admin"`)
+			http.Error(w, "401 unauthorized: this admin route needs the bearer token admin_token_env names", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -1,9 +1,14 @@
 package tests
 
 import (
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // The Nomad job parses as HCL (no Nomad agent here to plan it).
@@ -11,5 +16,90 @@ func TestNomadJobParses(t *testing.T) {
 	_, diags := hclparse.NewParser().ParseHCLFile("../deploy/nomad/sluice.nomad.hcl")
 	if diags.HasErrors() {
 		t.Fatalf("deploy/nomad/sluice.nomad.hcl: %s", diags.Error())
+	}
+}
+
+// blocks returns the nested blocks of body of type typ.
+func blocks(body *hclsyntax.Body, typ string) []*hclsyntax.Block {
+	var out []*hclsyntax.Block
+	for _, b := range body.Blocks {
+		if b.Type == typ {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// attr is the literal value of attribute name of b ("" when absent).
+func attr(t *testing.T, b *hclsyntax.Block, name string) string {
+	t.Helper()
+	a := b.Body.Attributes[name]
+	if a == nil {
+		return ""
+	}
+	v, diags := a.Expr.Value(&hcl.EvalContext{})
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", name, diags.Error())
+	}
+	if v.Type().FriendlyName() == "bool" {
+		if v.True() {
+			return "true"
+		}
+		return "false"
+	}
+	return v.AsString()
+}
+
+// The Nomad job does not publish the admin listener on every interface
+// unprotected: the admin address is the allocation's (NOMAD_IP_admin), the
+// configuration sets admin_token_env, the variable it names comes from an
+// env template (a Nomad variable), and the health check probes a route
+// that needs no token.
+func TestNomadJobAdminProtected(t *testing.T) {
+	f, diags := hclparse.NewParser().ParseHCLFile("../deploy/nomad/sluice.nomad.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	job := blocks(f.Body.(*hclsyntax.Body), "job")[0]
+	group := blocks(job.Body, "group")[0]
+	task := blocks(group.Body, "task")[0]
+	var cfg, env string
+	for _, tpl := range blocks(task.Body, "template") {
+		switch {
+		case strings.HasSuffix(attr(t, tpl, "destination"), "sluice.yaml"):
+			cfg = attr(t, tpl, "data")
+		case attr(t, tpl, "env") == "true":
+			env += attr(t, tpl, "data")
+		}
+	}
+	admin := regexp.MustCompile(`(?m)^\s*admin:\s*(.*)$`).FindStringSubmatch(cfg)
+	if admin == nil || admin[1] != `{{ env "NOMAD_IP_admin" }}:{{ env "NOMAD_PORT_admin" }}` {
+		t.Errorf("the admin listener binds to %q; want the allocation's address and port", admin)
+	}
+	tokenEnv := regexp.MustCompile(`(?m)^\s*admin_token_env:\s*(\S+)\s*$`).FindStringSubmatch(cfg)
+	if tokenEnv == nil {
+		t.Fatal("the job's configuration sets no admin_token_env")
+	}
+	if !regexp.MustCompile(`(?m)^\s*` + tokenEnv[1] + `=\{\{ \.\w+ \}\}\s*$`).MatchString(env) {
+		t.Errorf("no env template sets %s from a Nomad variable:\n%s", tokenEnv[1], env)
+	}
+	for _, svc := range blocks(group.Body, "service") {
+		for _, check := range blocks(svc.Body, "check") {
+			if p := attr(t, check, "path"); p != "/readyz" && p != "/healthz" {
+				t.Errorf("a check probes %s, which needs the admin token", p)
+			}
+		}
+	}
+}
+
+// The systemd unit reads the environment file that can hold the admin
+// token, for check, serve and reload alike.
+func TestSystemdUnitEnvironmentFile(t *testing.T) {
+	unit, err := os.ReadFile("../deploy/systemd/sluice.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^EnvironmentFile=-/etc/sluice/sluice.env$`).Match(unit) {
+		t.Error("the unit reads no optional EnvironmentFile for admin_token_env")
 	}
 }

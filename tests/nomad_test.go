@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -222,5 +223,113 @@ func TestKVSaturatedBackendIsFull(t *testing.T) {
 	be.SetKVUsage(0.2)
 	if code := <-done; code != 200 {
 		t.Fatalf("queued request: %d", code)
+	}
+}
+
+// A Nomad instance whose address makes no URL (an IPv6 zone, a space,
+// garbage) is skipped and logged; the good ones serve and no worker dies
+// (one panicked on each such list, and again at every restart).
+func TestNomadBadAddressesSkipped(t *testing.T) {
+	nomad := startNomad(t)
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	good := instanceOf(be)
+	bad := func(addr string) fakenomad.Instance {
+		return fakenomad.Instance{Address: addr, Port: 8000, Tags: []string{"llama"}}
+	}
+	nomad.Set("default", "vllm", bad("fe80::1%eth0"), bad("10.0.0.1 10.0.0.2"), bad("garbage/?#"), good)
+	g := startGateway(t, nomadConfig("off", ""))
+	await(t, "the good instance in use", func() bool {
+		_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+		return ok
+	})
+	g.awaitLog("a Nomad instance is not an address to dial; skipped")
+	client := freshClient()
+	for range 5 {
+		if res, body := post(t, client, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
+			t.Fatalf("request: %s %s", res.Status, body)
+		}
+	}
+	// A change that brings only bad ones leaves the model without backends, workers alive.
+	nomad.Set("default", "vllm", bad("fe80::2%eth1"))
+	await(t, "the good instance gone", func() bool {
+		_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+		return !ok
+	})
+	if v, _ := g.metric("sluice_worker_restarts_total", nil); v != 0 {
+		t.Fatalf("%v worker restarts", v)
+	}
+	if v, _ := g.metric("sluice_workers_ready", nil); v != 2 {
+		t.Fatalf("%v workers ready of 2", v)
+	}
+}
+
+// adminStatus reads the supervisor's /status.
+func (g *gateway) adminStatus() map[string]any {
+	g.t.Helper()
+	res, err := http.Get(g.AdminURL + "/status")
+	if err != nil {
+		g.t.Fatalf("GET /status: %v", err)
+	}
+	defer res.Body.Close()
+	var st map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		g.t.Fatalf("GET /status: %v", err)
+	}
+	return st
+}
+
+// When the shared region cannot hold what Nomad lists, discovery applies
+// what it can (backends that left go), says why in /status and the
+// metrics, leaks no cell, and retries until the cells of departed backends
+// are freed; a list that fits applies at once.
+func TestNomadRegionFull(t *testing.T) {
+	nomad := startNomad(t)
+	a, b := startBackend(t, fakevllm.Options{Tokens: 1}), startBackend(t, fakevllm.Options{Tokens: 1})
+	nomad.Set("default", "vllm")
+	// 2 keys + 2 models + m-alias's backend + 4 of the gateway's own = 9: room for one discovered backend.
+	g := startGateway(t, nomadConfig("off", "shm_cells: 10"))
+	cells := func() float64 { v, _ := g.metric("sluice_shm_cells_used", nil); return v }
+	if c := cells(); c != 9 {
+		t.Fatalf("%v cells used at start; the test assumes 9", c)
+	}
+	in := func(be *fakevllm.Server) func() bool {
+		return func() bool {
+			_, ok := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+			return ok
+		}
+	}
+	waiting := func() bool {
+		v, _ := g.metric("sluice_discovery_pending", nil)
+		e, _ := g.adminStatus()["discovery_error"].(string)
+		return v == 1 && strings.Contains(e, "every cell of the region is taken")
+	}
+	// Two new backends, room for one: neither is applied, none leaks a cell.
+	nomad.Set("default", "vllm", instanceOf(a), instanceOf(b))
+	await(t, "the full region in /status and /metrics", waiting)
+	if c := cells(); c != 9 {
+		t.Fatalf("%v cells used after a change the region could not hold: leaked", c)
+	}
+	if v, _ := g.metric("sluice_discovery_errors_total", nil); v < 1 {
+		t.Fatalf("sluice_discovery_errors_total %v", v)
+	}
+	// A list that fits applies, and clears the error.
+	nomad.Set("default", "vllm", instanceOf(b))
+	await(t, "b in use", in(b))
+	await(t, "the error cleared", func() bool { return !waiting() && g.adminStatus()["discovery_error"] == "" })
+	// b leaves as a arrives: b's cell is freed once unused, then a is applied.
+	nomad.Set("default", "vllm", instanceOf(a))
+	await(t, "b gone and a in use", func() bool { return !in(b)() && in(a)() })
+	await(t, "the error cleared", func() bool {
+		v, _ := g.metric("sluice_discovery_pending", nil)
+		return v == 0 && g.adminStatus()["discovery_error"] == ""
+	})
+	// /metrics shows the configuration once the supervisor installed it;
+	// the workers swap to it a moment later.
+	await(t, "a request served by a", func() bool {
+		res, _ := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
+		return res.StatusCode == 200 && len(a.Received()) > 0
+	})
+	if c := cells(); c != 10 {
+		t.Fatalf("%v cells used; want 10", c)
 	}
 }

@@ -877,11 +877,12 @@ func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
 		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())))
 }
 
-// maxLoggedField bounds the client-chosen strings of a usage line (path,
-// User-Agent, an unknown model's name; "user" is kept only up to 256
-// bytes): a line stays short enough to go out in one write(2) that no
-// other worker's line can interleave with, whatever a client sends.
-const maxLoggedField = 512
+// maxLoggedField bounds the copy a record keeps of a client-chosen string
+// (path, User-Agent, an unknown model's name; "user" is kept only up to
+// 256 bytes): no more than the largest budget of a usage line, which clips
+// each string after escaping (usage.go) so that a line fits one write(2)
+// to a pipe whatever a client sends.
+const maxLoggedField = logPathMax
 
 // clip returns s as a string of at most maxLoggedField bytes.
 func clip[T ~string | ~[]byte](s T) string {

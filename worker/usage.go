@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/worker/sse"
 )
@@ -144,31 +146,65 @@ func (u *usageLog) runFlusher(ctx context.Context) {
 	}
 }
 
+// maxUsageLine bounds a usage line, newline included: PIPE_BUF, the most a
+// write(2) to a pipe carries without interleaving with another process's.
+// Every string in a line is clipped to its budget below (escaped bytes, so
+// a client's control characters, six bytes each once escaped, cannot push
+// a line past it); the budgets plus the fixed part of a line — names and
+// numbers at their widest, 966 bytes — fit, as TestUsageLineBound checks.
+const maxUsageLine = 4096
+
+// Budgets of a usage line's strings, in escaped bytes without the quotes.
+const (
+	logIDMax            = 64  // request_id: the gateway's own
+	logKeyMax           = 128 // key: a configured name
+	logPathMax          = 768 // path: the client's
+	logModelMax         = 256 // model: the client's when it names no model
+	logURLMax           = 192 // backend, and each of backends_tried: configured or from Nomad
+	logErrMax           = 64  // error: the gateway's own codes
+	logClientMax        = 64  // client: an address
+	logFinishMax        = 64  // finish_reason: the backend's
+	logTriedMax         = 384 // backends_tried, the whole list
+	logUpstreamModelMax = 192 // upstream_model: configured
+	logUserMax          = 256 // user: the client's
+	logUAMax            = 384 // user_agent: the client's
+)
+
 // write appends r as one line.
 func (u *usageLog) write(r *usageRecord, end time.Time) {
 	if u.w == nil {
 		return
 	}
 	u.mu.Lock()
-	b := u.buf[:0]
+	b := appendUsageLine(u.buf[:0], r, u.worker, end)
+	u.emit(b)
+	u.buf = b
+	u.mu.Unlock()
+}
+
+// appendUsageLine appends r as one JSON line of at most maxUsageLine
+// bytes: valid UTF-8 and valid JSON whatever bytes a client or a backend
+// sent (invalid UTF-8 and lone surrogates read as U+FFFD, as encoding/json
+// reads them; nothing is written as a \u escape but a control character).
+func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte {
 	b = append(b, `{"time":"`...)
 	b = r.start.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","request_id":`...)
-	b = appendJSONString(b, r.requestID)
+	b = appendLogString(b, r.requestID, logIDMax)
 	b = append(b, `,"worker":`...)
-	b = appendInt(b, int64(u.worker))
+	b = appendInt(b, int64(worker))
 	b = append(b, `,"key":`...)
-	b = appendJSONString(b, r.key)
+	b = appendLogString(b, r.key, logKeyMax)
 	b = append(b, `,"path":`...)
-	b = appendJSONString(b, r.path)
+	b = appendLogString(b, r.path, logPathMax)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, r.model)
+	b = appendLogString(b, r.model, logModelMax)
 	b = append(b, `,"backend":`...)
-	b = appendJSONString(b, r.backend)
+	b = appendLogString(b, r.backend, logURLMax)
 	b = append(b, `,"status":`...)
 	b = appendInt(b, int64(r.status))
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, r.errCode)
+	b = appendLogString(b, r.errCode, logErrMax)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.stream)
 	b = append(b, `,"duration_ms":`...)
@@ -178,7 +214,7 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = append(b, `,"bytes_out":`...)
 	b = appendInt(b, r.bytesOut)
 	b = append(b, `,"client":`...)
-	b = appendJSONString(b, r.clientAddr)
+	b = appendLogString(b, r.clientAddr, logClientMax)
 	b = append(b, `,"prompt_tokens":`...)
 	b = appendInt(b, r.usage.Prompt)
 	b = append(b, `,"completion_tokens":`...)
@@ -190,7 +226,7 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = append(b, `,"usage_reported":`...)
 	b = strconv.AppendBool(b, r.usage.Found)
 	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, r.finishReason)
+	b = appendLogString(b, r.finishReason, logFinishMax)
 	b = append(b, `,"ttft_ms":`...)
 	b = appendInt(b, r.ttft.Milliseconds())
 	b = append(b, `,"events":`...)
@@ -202,23 +238,29 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = append(b, `,"attempts":`...)
 	b = appendInt(b, int64(r.attempts))
 	b = append(b, `,"backends_tried":[`...)
+	// As many as fit in logTriedMax, in order: attempts says how many there were.
+	listEnd := len(b) + logTriedMax
 	for i, t := range r.tried {
+		mark := len(b)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, t)
+		if b = appendLogString(b, t, logURLMax); len(b) > listEnd {
+			b = b[:mark]
+			break
+		}
 	}
 	b = append(b, ']')
 	b = append(b, `,"upstream_model":`...)
-	b = appendJSONString(b, r.upstreamModel)
+	b = appendLogString(b, r.upstreamModel, logUpstreamModelMax)
 	b = append(b, `,"user":`...)
 	if r.userRaw == "" {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, r.userRaw...) // already a JSON string literal, checked by the scanner
+		b = appendLogLiteral(b, r.userRaw, logUserMax)
 	}
 	b = append(b, `,"user_agent":`...)
-	b = appendJSONString(b, r.userAgent)
+	b = appendLogString(b, r.userAgent, logUAMax)
 	b = append(b, `,"upstream_status":`...)
 	b = appendInt(b, int64(r.upstreamCode))
 	b = append(b, `,"upstream_headers_ms":`...)
@@ -238,10 +280,175 @@ func (u *usageLog) write(r *usageRecord, end time.Time) {
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, '"')
-	b = append(b, "}\n"...)
-	u.emit(b)
-	u.buf = b
-	u.mu.Unlock()
+	return append(b, "}\n"...)
+}
+
+// appendLogString appends s as a JSON string whose escaped contents are
+// at most max bytes: clipped at a character, never inside one or inside
+// an escape. Invalid UTF-8 becomes U+FFFD.
+func appendLogString(b []byte, s string, max int) []byte {
+	b = append(b, '"')
+	limit := len(b) + max
+	for i := 0; i < len(s); {
+		// A run of plain ASCII goes in at once (what most strings are).
+		j := i
+		for j < len(s) && j-i < limit-len(b) && plainASCII(s[j]) {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
+		c := s[i]
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:]) // RuneError for invalid bytes
+		}
+		var ok bool
+		if b, ok = appendLogRune(b, r, limit); !ok {
+			break
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// plainASCII reports whether c stands for itself in a JSON string.
+func plainASCII(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+
+// appendLogLiteral appends lit — a JSON string literal as the client sent
+// it, quotes and escapes included — re-encoded as appendLogString would
+// encode its value: escapes are decoded, so a lone surrogate (\ud800, which
+// strict parsers refuse) becomes U+FFFD, as do raw invalid UTF-8 and any
+// malformed escape. Robust to any bytes, though the scanner checked lit.
+func appendLogLiteral(b []byte, lit string, max int) []byte {
+	if len(lit) >= 2 && lit[0] == '"' && lit[len(lit)-1] == '"' {
+		lit = lit[1 : len(lit)-1]
+	}
+	b = append(b, '"')
+	limit := len(b) + max
+	for i := 0; i < len(lit); {
+		c := lit[i]
+		var r rune
+		switch {
+		case c == '\\':
+			r, i = unescapeAt(lit, i)
+		case c < utf8.RuneSelf:
+			r = rune(c)
+			i++
+		default:
+			var size int
+			r, size = utf8.DecodeRuneInString(lit[i:])
+			i += size
+		}
+		var ok bool
+		if b, ok = appendLogRune(b, r, limit); !ok {
+			break
+		}
+	}
+	return append(b, '"')
+}
+
+// unescapeAt decodes the escape at s[i] (a backslash) and returns its
+// character and the index after it; a malformed escape or a lone surrogate
+// is U+FFFD.
+func unescapeAt(s string, i int) (rune, int) {
+	if i+1 >= len(s) {
+		return utf8.RuneError, i + 1
+	}
+	switch s[i+1] {
+	case '"', '\\', '/':
+		return rune(s[i+1]), i + 2
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return utf8.RuneError, i + 2
+		}
+		if utf16.IsSurrogate(r) {
+			// A high surrogate pairs with a following \uDC00-\uDFFF.
+			if r2, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return d, i + 12
+				}
+			}
+			return utf8.RuneError, i + 6
+		}
+		return r, i + 6
+	}
+	return utf8.RuneError, i + 2
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i < 0 || i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// appendLogRune appends r, escaped for a JSON string, unless that would
+// take b past limit (then ok is false and b is unchanged).
+func appendLogRune(b []byte, r rune, limit int) (_ []byte, ok bool) {
+	const hexDigits = "0123456789abcdef"
+	switch {
+	case r == '"' || r == '\\':
+		if len(b)+2 > limit {
+			return b, false
+		}
+		return append(b, '\\', byte(r)), true
+	case r == '\n' || r == '\r' || r == '\t':
+		if len(b)+2 > limit {
+			return b, false
+		}
+		e := byte('n')
+		if r == '\r' {
+			e = 'r'
+		} else if r == '\t' {
+			e = 't'
+		}
+		return append(b, '\\', e), true
+	case r < 0x20 || r == 0x7f:
+		if len(b)+6 > limit {
+			return b, false
+		}
+		return append(b, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf]), true
+	case r < utf8.RuneSelf:
+		if len(b)+1 > limit {
+			return b, false
+		}
+		return append(b, byte(r)), true
+	}
+	if !utf8.ValidRune(r) {
+		r = utf8.RuneError
+	}
+	if len(b)+utf8.RuneLen(r) > limit {
+		return b, false
+	}
+	return utf8.AppendRune(b, r), true
 }
 
 // retarget points the log at dest and sets its flush interval, when a

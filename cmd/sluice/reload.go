@@ -53,6 +53,7 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 		return fail("%s does not hold a pid", cfg.PidFile)
 	}
 	statusURL := "http://" + cfg.Admin + "/status"
+	getStatus := func(url string) (supervisor.Status, error) { return readStatus(url, cfg.AdminToken()) }
 	before, err := getStatus(statusURL)
 	if err != nil {
 		return fail("cannot read the supervisor's status at %s: %v", statusURL, err)
@@ -95,10 +96,19 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 	return fail("no answer from pid %d within %v", pid, signalWait)
 }
 
-func getStatus(url string) (supervisor.Status, error) {
+// readStatus reads the supervisor's /status, with the admin token when
+// the configuration names one (admin_token_env).
+func readStatus(url, token string) (supervisor.Status, error) {
 	var st supervisor.Status
 	c := &http.Client{Timeout: 5 * time.Second}
-	res, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return st, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := c.Do(req)
 	if err != nil {
 		return st, err
 	}

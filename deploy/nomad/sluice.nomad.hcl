@@ -17,6 +17,9 @@ job "sluice" {
       port "http" {
         static = 8080
       }
+      # The admin listener binds to the allocation's address on this port
+      # (NOMAD_IP_admin), never all interfaces, and /metrics and /status
+      # need the bearer token (admin_token_env below).
       port "admin" {}
     }
 
@@ -27,6 +30,7 @@ job "sluice" {
       name     = "sluice"
       provider = "nomad"
       port     = "http"
+      # /readyz needs no token: the check sends none.
       check {
         name     = "ready"
         type     = "http"
@@ -35,6 +39,16 @@ job "sluice" {
         interval = "5s"
         timeout  = "2s"
       }
+    }
+
+    # The admin listener, for Prometheus (nomad_sd_configs, keep service
+    # sluice-admin; it scrapes /metrics with the token: README.md, "Admin
+    # listener").
+    service {
+      name     = "sluice-admin"
+      provider = "nomad"
+      port     = "admin"
+      tags     = ["metrics"]
     }
 
     # Rolling upgrades, one replica at a time, only once the new one is
@@ -74,13 +88,16 @@ job "sluice" {
         env = true
       }
 
-      # Secrets from Nomad variables, as environment variables.
+      # Secrets from Nomad variables, as environment variables: the
+      # backends' key, and the admin listener's bearer token (a long random
+      # string, e.g. openssl rand -hex 32; Prometheus holds the same one).
       template {
         destination = "secrets/env"
         env         = true
         data        = <<-EOT
           {{ with nomadVar "nomad/jobs/sluice" }}
           VLLM_API_KEY={{ .vllm_api_key }}
+          SLUICE_ADMIN_TOKEN={{ .admin_token }}
           {{ end }}
         EOT
       }
@@ -94,7 +111,8 @@ job "sluice" {
         change_signal = "SIGHUP"
         data          = <<-EOT
           listen: 0.0.0.0:{{ env "NOMAD_PORT_http" }}
-          admin: 0.0.0.0:{{ env "NOMAD_PORT_admin" }}
+          admin: {{ env "NOMAD_IP_admin" }}:{{ env "NOMAD_PORT_admin" }}
+          admin_token_env: SLUICE_ADMIN_TOKEN
           workers: auto            # one per reserved core (NOMAD_CPU_CORES sets the affinity mask)
           pin_cpus: true
           shutdown_timeout: 9m
