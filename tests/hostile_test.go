@@ -99,11 +99,11 @@ func TestDeepNestingRefused(t *testing.T) {
 	}
 }
 
-// rawRequest sends a POST head declaring length bytes of body, and the
+// rawUpload sends a POST head declaring length bytes of body, and the
 // first `send` bytes of it, on a connection of its own. (hertz reads the
 // first 8 KiB of a body, or all of a smaller one, with the head, before
 // the handler runs: that much is always read.)
-func rawRequest(t *testing.T, g *gateway, key string, length int, send string) net.Conn {
+func rawUpload(t *testing.T, g *gateway, key string, length int, send string) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
 	if err != nil {
@@ -147,7 +147,7 @@ func TestKeyLimitsBeforeBody(t *testing.T) {
 	if held.StatusCode != 200 {
 		t.Fatalf("first stream: %s", held.Status)
 	}
-	res, out := readAnswer(t, rawRequest(t, g, keyLimited, 10<<20, firstPiece))
+	res, out := readAnswer(t, rawUpload(t, g, keyLimited, 10<<20, firstPiece))
 	if typ, _, _ := openError(t, out); res.StatusCode != http.StatusTooManyRequests || typ != "concurrency" {
 		t.Fatalf("over max_concurrent: %d %s", res.StatusCode, out)
 	}
@@ -161,13 +161,13 @@ func TestKeyLimitsBeforeBody(t *testing.T) {
 	if res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, "x"), nil); res.StatusCode != 200 {
 		t.Fatalf("second request: %d %s", res.StatusCode, out)
 	}
-	res, out = readAnswer(t, rawRequest(t, g, keyLimited, 10<<20, firstPiece))
+	res, out = readAnswer(t, rawUpload(t, g, keyLimited, 10<<20, firstPiece))
 	if typ, _, _ := openError(t, out); res.StatusCode != http.StatusTooManyRequests || typ != "requests" {
 		t.Fatalf("over requests_per_minute: %d %s", res.StatusCode, out)
 	}
 	// A small refused body is read and dropped: the connection serves on.
 	body := string(chatBody("m", false, "x"))
-	conn := rawRequest(t, g, keyLimited, len(body), body)
+	conn := rawUpload(t, g, keyLimited, len(body), body)
 	br := bufio.NewReader(conn)
 	for i := 0; i < 2; i++ {
 		conn.SetReadDeadline(time.Now().Add(deadline))
@@ -201,7 +201,7 @@ func TestDeclaredLengthReservesLittle(t *testing.T) {
 			g := startGateway(t, limitedConfig(be.URL(), "off", 1, "max_concurrent: 1000", extra))
 			const clients = 64
 			for range clients {
-				rawRequest(t, g, keyLimited, 32<<20, firstPiece)
+				rawUpload(t, g, keyLimited, 32<<20, firstPiece)
 			}
 			// Every upload has started: each holds at least its first piece
 			// (256 KiB) or its file's first step (1 MiB)...
