@@ -187,6 +187,11 @@ func Run(ctx context.Context, o Options) error {
 		// context decides (shutdown_timeout, or none for a graceful stop).
 		server.WithExitWaitTime(gracefulForever),
 		server.WithIdleTimeout(idleTimeout),
+		// hertz would otherwise read a multipart/form-data body whole,
+		// into memory and files, before any handler runs: before the key
+		// is checked and unbounded by max_body. The body is the proxy's
+		// to read (or refuse), whatever its content type.
+		server.WithDisablePreParseMultipartForm(true),
 		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
 		// "/v1/models/" is an unknown URL (404 with a request id and a
