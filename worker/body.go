@@ -61,7 +61,7 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 		h.pooled = pooled
 		if _, err := io.ReadFull(r, body); err != nil {
 			h.release()
-			return nil, nil, errIncompleteBody()
+			return nil, nil, bodyReadFailed(err)
 		}
 		return body, h, nil
 	}
@@ -69,7 +69,7 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, nil, errIncompleteBody()
+		return nil, nil, bodyReadFailed(err)
 	}
 	if n > max {
 		return nil, nil, errBodyTooLarge
@@ -107,7 +107,7 @@ func (g *gateway) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *a
 		return h, s.mem, nil
 	case errors.Is(err, errSpillRead):
 		h.release()
-		return nil, nil, errIncompleteBody()
+		return nil, nil, bodyReadFailed(err)
 	case errors.Is(err, errSpillMap):
 		// The body is whole in the file: read it into memory after all.
 		g.warnSpill(err, "read back into memory")
