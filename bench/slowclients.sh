@@ -11,6 +11,13 @@
 #   HEADER_TIMEOUT=10s bench/slowclients.sh   # slow heads cut (and back) during each phase
 #   BIN=DIR bench/slowclients.sh          # binaries already built in DIR (sluice, driver, fakevllm, slowclients)
 #
+# Measured (2 workers on a 2-core machine shared with other work, load
+# average ~10; 1,000 slow clients, 500 req/s, ROUNDS=4 of 10 s,
+# HEADER_TIMEOUT=5s, so ~115 slow clients a second were cut and came back):
+# p50 1.25-1.43 ms with them against 1.33-2.26 ms without, p99 97-215 ms
+# with against 257-1000 ms without, every request answered: no cost that
+# stands out of the machine's noise. Workers' RSS 23-25 MiB at the end.
+#
 # Ports 29100/29180/29190 (below the ephemeral range).
 set -eu
 cd "$(dirname "$0")/.."
