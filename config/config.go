@@ -34,6 +34,13 @@ const (
 	DefaultLoadInterval    = 500 * time.Millisecond
 	DefaultKVSaturation    = 0.8
 	DefaultNomadScheme     = "http"
+
+	// The client-side bounds, nginx's defaults (see Config).
+	DefaultClientHeaderTimeout = 60 * time.Second
+	DefaultClientBodyTimeout   = 60 * time.Second
+	DefaultSendTimeout         = 60 * time.Second
+	DefaultKeepaliveTimeout    = 75 * time.Second
+	DefaultWorkerConnections   = 4096
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -78,6 +85,26 @@ type Config struct {
 	// line as the request ends. Buffered lines are written on a reload,
 	// SIGUSR1 and any stop, and lost only if the worker is killed.
 	UsageLogFlush Duration `yaml:"usage_log_flush"`
+	// ClientHeaderTimeout bounds a request's head, from a new connection's
+	// accept or a keep-alive request's first byte to the end of the head
+	// (and the first 8 KiB of the body, which hertz reads with it); past it
+	// the connection is closed without an answer (nginx's
+	// client_header_timeout).
+	ClientHeaderTimeout Duration `yaml:"client_header_timeout"`
+	// ClientBodyTimeout bounds each wait for more of a request's body;
+	// past it the client gets 408 and the connection is closed (nginx's
+	// client_body_timeout).
+	ClientBodyTimeout Duration `yaml:"client_body_timeout"`
+	// SendTimeout bounds each write of an answer to the client (nginx's
+	// send_timeout): a client that does not take a write's bytes within it
+	// is cut.
+	SendTimeout Duration `yaml:"send_timeout"`
+	// KeepaliveTimeout closes a keep-alive connection idle this long
+	// between requests (nginx's keepalive_timeout).
+	KeepaliveTimeout Duration `yaml:"keepalive_timeout"`
+	// WorkerConnections caps each worker's client connections; one more is
+	// closed as soon as it is accepted (nginx's worker_connections).
+	WorkerConnections int `yaml:"worker_connections"`
 	// PidFile is where the supervisor writes its pid (for `sluice reload`
 	// and `sluice upgrade`); empty: none.
 	PidFile string `yaml:"pid_file"`
@@ -348,13 +375,15 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 
 // ProcessChanges lists the changed fields a reload applies by replacing
 // the workers (new sockets or processes): listen, workers, pin_cpus and
-// gomaxprocs. Each entry says what changed.
+// gomaxprocs, and keepalive_timeout. Each entry says what changed.
 func ProcessChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "listen", old.Listen, new.Listen)
 	diff(&out, "workers", old.Workers, new.Workers)
 	diff(&out, "pin_cpus", old.PinCPUs, new.PinCPUs)
 	diff(&out, "gomaxprocs", old.GoMaxProcs, new.GoMaxProcs)
+	// hertz takes its keep-alive idle timeout once, when its server is made.
+	diff(&out, "keepalive_timeout", old.KeepaliveTimeout, new.KeepaliveTimeout)
 	return out
 }
 
@@ -389,9 +418,9 @@ func (c *Config) AdminToken() string {
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
 // per key, one per model (its queue), one per backend of each model, and
-// four for the gateway's own gauges.
+// five for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 4 + len(c.Keys) + len(c.Models)
+	n := 5 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}
@@ -434,6 +463,22 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	for _, d := range []struct {
+		f   *Duration
+		def time.Duration
+	}{
+		{&c.ClientHeaderTimeout, DefaultClientHeaderTimeout},
+		{&c.ClientBodyTimeout, DefaultClientBodyTimeout},
+		{&c.SendTimeout, DefaultSendTimeout},
+		{&c.KeepaliveTimeout, DefaultKeepaliveTimeout},
+	} {
+		if *d.f == 0 {
+			*d.f = Duration(d.def)
+		}
+	}
+	if c.WorkerConnections == 0 {
+		c.WorkerConnections = DefaultWorkerConnections
 	}
 	if c.BodyMemory == 0 {
 		c.BodyMemory = DefaultBodyMemory

@@ -42,6 +42,13 @@ func TestParseValidAndDefaults(t *testing.T) {
 	if off, _ := Parse("off.yaml", []byte(validYAML+"body_temp_dir: \"off\"\n")); off == nil || off.BodyTempDirPath() != "" {
 		t.Errorf("body_temp_dir: off → %+v", off)
 	}
+	if time.Duration(c.ClientHeaderTimeout) != 60*time.Second || time.Duration(c.ClientBodyTimeout) != 60*time.Second ||
+		time.Duration(c.SendTimeout) != 60*time.Second || time.Duration(c.KeepaliveTimeout) != 75*time.Second ||
+		c.WorkerConnections != 4096 {
+		t.Errorf("defaults: client_header_timeout %v client_body_timeout %v send_timeout %v keepalive_timeout %v worker_connections %d",
+			time.Duration(c.ClientHeaderTimeout), time.Duration(c.ClientBodyTimeout), time.Duration(c.SendTimeout),
+			time.Duration(c.KeepaliveTimeout), c.WorkerConnections)
+	}
 	if got := c.Models[0].Backends[0].Slots; got != 16 {
 		t.Errorf("slots = %d", got)
 	}
@@ -83,11 +90,13 @@ func TestParseProblems(t *testing.T) {
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
-		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 7 shared-memory cells", "raise shm_cells"}},
+		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 8 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
 		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},
 		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "not a size"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
+		{"timeout under 1ms", "workers: auto", "workers: auto\nclient_body_timeout: 500us", []string{"bad.yaml:4:", "client_body_timeout", "at least 1ms"}},
+		{"negative worker_connections", "workers: auto", "workers: auto\nworker_connections: -1", []string{"bad.yaml:4:", "worker_connections", "at least 1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -152,6 +152,22 @@ func (c *Config) validate() Problems {
 	if c.GOGC < 10 || c.GOGC > 1000 {
 		add("gogc", "must be between 10 and 1000, got %d", c.GOGC)
 	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{
+		{"client_header_timeout", c.ClientHeaderTimeout},
+		{"client_body_timeout", c.ClientBodyTimeout},
+		{"send_timeout", c.SendTimeout},
+		{"keepalive_timeout", c.KeepaliveTimeout},
+	} {
+		if time.Duration(d.v) < time.Millisecond {
+			add(d.name, "must be at least 1ms, got %s", time.Duration(d.v))
+		}
+	}
+	if c.WorkerConnections < 1 {
+		add("worker_connections", "must be at least 1, got %d", c.WorkerConnections)
+	}
 	if len(c.Keys) == 0 {
 		add("keys", "at least one key is required")
 	}
@@ -279,7 +295,7 @@ func (c *Config) validate() Problems {
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {
-		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and four for the gateway's own gauges) "+
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and five for the gateway's own gauges) "+
 			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps

@@ -60,11 +60,20 @@ func ConfigCellNames(c *config.Config) []string {
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
 
+// ConnCell counts, in each worker's column, its open client connections
+// (sluice_client_connections), and in scalar RefusedConnsScalar the
+// connections closed at accept because the worker had worker_connections
+// open (sluice_client_connections_refused_total).
+const ConnCell = "stats/client_connections"
+
+// RefusedConnsScalar is ConnCell's count of connections refused over the cap.
+const RefusedConnsScalar = 0
+
 // statsPrefix begins the names of the stats cells.
 const statsPrefix = "stats/"
 
 // statsCellNames are the fixed cells every configuration has.
-var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell}
+var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell, ConnCell}
 
 // CellNames lists every cell a configuration uses: the stats cells and its
 // keys', models' and backends'. A cell whose name is not in the list of the

@@ -82,6 +82,10 @@ var (
 		"Of the request body bytes held, those in temporary files (bodies that would have taken a worker past body_memory).", nil, nil)
 	descBodiesSpilled = prometheus.NewDesc("sluice_request_bodies_spilled_total",
 		"Request bodies written to a temporary file since the shared region was made.", nil, nil)
+	descConns = prometheus.NewDesc("sluice_client_connections",
+		"Open client connections, all workers together.", nil, nil)
+	descConnsRefused = prometheus.NewDesc("sluice_client_connections_refused_total",
+		"Client connections closed as soon as they were accepted because their worker had worker_connections open.", nil, nil)
 	descFleet = prometheus.NewDesc("sluice_fleet_replicas",
 		"Live gateway replicas the key limits are divided by (fleet.nomad_service; 1 without it).", nil, nil)
 	descGeneration = prometheus.NewDesc("sluice_config_generation",
@@ -136,6 +140,11 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descBodySpilled, float64(cell.Total()))
 		ch <- prometheus.MustNewConstMetric(descBodiesSpilled, prometheus.CounterValue,
 			float64(atomic.LoadInt64(cell.Scalar(shm.SpilledBodiesScalar))))
+	}
+	if cell := r.Lookup(shm.ConnCell); cell != nil {
+		gauge(descConns, float64(cell.Total()))
+		ch <- prometheus.MustNewConstMetric(descConnsRefused, prometheus.CounterValue,
+			float64(atomic.LoadInt64(cell.Scalar(shm.RefusedConnsScalar))))
 	}
 	if cell := r.Lookup(shm.FleetCell); cell != nil {
 		gauge(descFleet, float64(max(1, atomic.LoadInt64(cell.Scalar(0)))))

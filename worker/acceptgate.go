@@ -30,6 +30,10 @@ type acceptGate struct {
 	mu       sync.Mutex // held across an Accept, so that stop knows the last one
 	stopped  atomic.Bool
 	accepted int64 // connections handed to netpoll (under mu)
+	// full, when set, says the worker has worker_connections open: a new
+	// connection is then closed at once and refused counts it.
+	full    func() bool
+	refused func()
 }
 
 // errDraining is what Accept returns once the gate is stopped. netpoll
@@ -55,6 +59,14 @@ func (g *acceptGate) Accept() (net.Conn, error) {
 		return nil, errDraining
 	}
 	c, err := g.Listener.Accept()
+	if c != nil && g.full != nil && g.full() {
+		// Like nginx at worker_connections: closed before a byte is read.
+		// (nil, nil) is netpoll's "nothing to accept now"; the socket is
+		// level-triggered, so any other waiting connection comes next.
+		c.Close()
+		g.refused()
+		return nil, nil
+	}
 	if c != nil {
 		g.accepted++
 	}

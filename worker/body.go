@@ -60,21 +60,32 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 		body, err := h.readDeclared(r, declared)
 		if err != nil {
 			h.release()
-			return nil, nil, errIncompleteBody()
+			return nil, nil, bodyReadFailed(err)
 		}
 		return body, h, nil
 	}
-	// Chunked: grow as it arrives, never past max+1.
+	// Chunked: grow as it arrives, never past max+1, in reads of at most
+	// chunkedRead bytes (hertz waits for a read's whole length, or the
+	// rest of the chunk: a larger read would let client_body_timeout cut a
+	// slow upload that keeps sending).
 	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	n, err := buf.ReadFrom(io.LimitReader(smallReads{r}, max+1))
 	if err != nil {
-		return nil, nil, errIncompleteBody()
+		return nil, nil, bodyReadFailed(err)
 	}
 	if n > max {
 		return nil, nil, errBodyTooLarge
 	}
 	return buf.Bytes(), g.holdBody(n), nil
 }
+
+// chunkedRead is the most a chunked body's read asks for at once.
+const chunkedRead = 16 << 10
+
+// smallReads caps each Read of its reader at chunkedRead bytes.
+type smallReads struct{ r io.Reader }
+
+func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), chunkedRead)]) }
 
 // firstPiece is the most memory a declared Content-Length takes before
 // the bytes arrive: a body up to it is read into a buffer of its size, a
@@ -151,7 +162,7 @@ func (g *gateway) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *a
 		return h, s.mem, nil
 	case errors.Is(err, errSpillRead):
 		h.release()
-		return nil, nil, errIncompleteBody()
+		return nil, nil, bodyReadFailed(err)
 	case errors.Is(err, errSpillMap):
 		// The body is whole in the file: read it into memory after all.
 		g.warnSpill(err, "read back into memory")

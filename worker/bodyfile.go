@@ -104,7 +104,7 @@ func (s *spilledBody) fill(r io.Reader, n int64) error {
 		}
 		done += int64(got)
 		if rerr != nil && done < n {
-			return fmt.Errorf("%w: %v", errSpillRead, rerr)
+			return fmt.Errorf("%w: %w", errSpillRead, rerr)
 		}
 	}
 	// MAP_POPULATE: the pages are in the page cache, just written; map them

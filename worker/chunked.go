@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/network"
@@ -33,6 +34,13 @@ type chunkWriter struct {
 	err         error
 	size        [20]byte // a chunk's size line
 	iov         [6][]byte
+
+	// With conn set (bound), each write gets until or send_timeout,
+	// whichever ends first, as its deadline; without, netpoll's write
+	// timeout (send_timeout) alone.
+	conn  network.Conn
+	until time.Time
+	send  time.Duration
 }
 
 var errChunkedFinished = errors.New("chunked response already finished")
@@ -72,7 +80,7 @@ func (cw *chunkWriter) Write(p []byte) (int, error) {
 	} else {
 		iov = append(iov, p)
 	}
-	if cw.err = directwrite.Send(cw.fd, cw.w, iov); cw.err != nil {
+	if cw.err = cw.sendv(iov); cw.err != nil {
 		return 0, cw.err
 	}
 	return len(p), nil
@@ -95,8 +103,42 @@ func (cw *chunkWriter) WriteLast(p []byte) error {
 	if cw.chunked() {
 		iov = append(iov, lastChunk, cw.r.Header.Trailer().Header())
 	}
-	cw.err = directwrite.Send(cw.fd, cw.w, iov)
+	cw.err = cw.sendv(iov)
 	return cw.err
+}
+
+// bound gives every later write of the relay the deadline until (the
+// exchange's timeouts.total and its grace) as well as send_timeout.
+func (cw *chunkWriter) bound(conn network.Conn, until time.Time, send time.Duration) {
+	cw.conn, cw.until, cw.send = conn, until, send
+}
+
+// sendv sends iov under the writer's deadline. The deadline is set for
+// this write alone and lifted after it: netpoll's write timeout
+// (send_timeout) then bounds the connection's next answers again.
+func (cw *chunkWriter) sendv(iov [][]byte) error {
+	if cw.conn == nil {
+		return directwrite.Send(cw.fd, cw.w, iov)
+	}
+	d := time.Now().Add(cw.send)
+	if cw.until.Before(d) {
+		d = cw.until
+	}
+	cw.conn.SetWriteDeadline(d) //nolint:errcheck // netpoll's never fails
+	err := directwrite.Send(cw.fd, cw.w, iov)
+	cw.conn.SetWriteDeadline(time.Time{}) //nolint:errcheck
+	return err
+}
+
+// gone is the usage line's error for a write to the client that failed:
+// client_stalled when it timed out (the client stopped reading for
+// send_timeout, or until timeouts.total and its grace passed), else
+// client_closed.
+func (cw *chunkWriter) gone() string {
+	if isTimeout(cw.err) {
+		return "client_stalled"
+	}
+	return "client_closed"
 }
 
 // Flush reports the first failed write: every Write is already sent.

@@ -10,11 +10,9 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 	hnetpoll "github.com/cloudwego/hertz/pkg/network/netpoll"
 	"github.com/cloudwego/netpoll"
-)
 
-// idleTimeout closes a keep-alive client connection after this long without
-// a request.
-const idleTimeout = 90 * time.Second
+	"github.com/sluice-gw/sluice/shm"
+)
 
 // A draining worker closes a connection between requests only once it has
 // been quiet for a while: a client that connected just before the worker
@@ -35,6 +33,12 @@ type connTracker struct {
 	accepted int64 // connections ever registered (under mu)
 	draining atomic.Bool
 	bursts   *closeBurst // told of every close
+	// open counts the tracked connections, for worker_connections; cell
+	// shows them in this worker's column (sluice_client_connections).
+	open   atomic.Int64
+	cell   *shm.Cell
+	col    int
+	bounds *clientBounds
 }
 
 type connState struct {
@@ -44,6 +48,11 @@ type connState struct {
 	busy     atomic.Bool
 	served   atomic.Int64 // requests handled
 	lastDone atomic.Int64 // unix ns when the last request was handled
+	// headSince is when the request head now arriving began (unix ns):
+	// the accept for a new connection, else when sweep first saw a
+	// keep-alive request's bytes; 0 while a handler runs or the connection
+	// waits for its next request. client_header_timeout counts from it.
+	headSince atomic.Int64
 }
 
 // idle reports whether closing the connection now loses nothing: no
@@ -61,14 +70,15 @@ func (st *connState) idle(now time.Time) bool {
 
 type connStateKey struct{}
 
-func newConnTracker(bursts *closeBurst) *connTracker {
-	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts}
+func newConnTracker(bursts *closeBurst, bounds *clientBounds, cell *shm.Cell, col int) *connTracker {
+	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts, bounds: bounds, cell: cell, col: col}
 }
 
 // accept registers a new connection (hertz's OnAccept); the context it
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
 	st := &connState{conn: conn, accepted: time.Now()}
+	st.headSince.Store(st.accepted.UnixNano())
 	// Track the connection only if it says when it closes, whoever closes
 	// it (netpoll's always do): drain waits until none is left. Counted
 	// and tracked in one step, so drain never sees the count without it.
@@ -84,10 +94,19 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 	}
 	t.mu.Unlock()
 	if pc != nil {
+		t.open.Add(1)
+		t.cell.Add(t.col, 1)
+		// send_timeout: netpoll bounds each flush of what the socket did
+		// not take at once by it. Set here, not as hertz's WriteTimeout
+		// (taken once at start), so that a reload applies to new
+		// connections.
+		pc.SetWriteTimeout(time.Duration(t.bounds.send.Load())) //nolint:errcheck // netpoll's never fails
 		pc.AddCloseCallback(func(netpoll.Connection) error {
 			t.mu.Lock()
 			delete(t.conns, st)
 			t.mu.Unlock()
+			t.open.Add(-1)
+			t.cell.Add(t.col, -1)
 			t.bursts.closed(time.Now().UnixNano())
 			return nil
 		})
@@ -103,6 +122,12 @@ func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 	st.busy.Store(true)
+	st.headSince.Store(0) // the head is in: client_header_timeout no longer runs
+	// client_body_timeout: each wait for more of the body (netpoll's read
+	// timeout bounds every wait for bytes, here the handler's reads of the
+	// body and, after it, hertz's skipping of a body left unread). hertz
+	// sets its own before the next request's head.
+	c.GetConn().SetReadTimeout(time.Duration(t.bounds.body.Load())) //nolint:errcheck // netpoll's never fails
 	defer func() {
 		st.lastDone.Store(time.Now().UnixNano())
 		st.served.Add(1)

@@ -65,10 +65,8 @@ func (g *gateway) proxy(ctx context.Context, c *app.RequestContext) {
 	// that stops reading must not hold the backend's slot and connection
 	// past timeouts.total (and a little grace, for a slow one to get the
 	// timeout's error event), so its writes fail then (client_stalled).
+	// Each write also gets send_timeout (chunkWriter.bound).
 	writeDeadline := x.deadline.Add(writeGrace)
-	conn := c.GetConn()
-	conn.SetWriteDeadline(writeDeadline)     //nolint:errcheck // netpoll's never fails
-	defer conn.SetWriteDeadline(time.Time{}) //nolint:errcheck // keep-alive: the next request starts without it
 	if x.large {
 		g.relayLarge(ctx, x.upCtx, c, x.rec, prefix, x.res, x.idle, x.idleFor, writeDeadline)
 		return
@@ -168,7 +166,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		g.refuse(c, rec, errInvalid(aerr.status, aerr.code,
 			fmt.Sprintf("The request body is larger than the gateway's limit of %d bytes.", maxBody)))
 		return
-	case errBodyBuffer: // the rest of the body is unread
+	case errBodyBuffer, errBodyTimeout: // the rest of the body is unread
 		g.refuse(c, rec, aerr)
 		return
 	}
@@ -589,6 +587,7 @@ const doneWait = 5 * time.Millisecond
 func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, rec *usageRecord, prefix []byte,
 	body io.Reader, idle *time.Timer, idleFor time.Duration, deadline time.Time) {
 	w := newChunkWriter(c)
+	w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 	waiter, _ := body.(dataWaiter)
 	var bufs *relayBufs
 	defer func() {
@@ -659,7 +658,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			// body: one write.
 			out := append(bufs.out, split.Rest()...)
 			if w.WriteLast(out) != nil {
-				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+				rec.status, rec.errCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
@@ -672,7 +671,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if out := bufs.out; len(out) > 0 {
 			// Write through w, not c.Write: only w reports a client that left.
 			if _, err := w.Write(out); err != nil || w.Flush() != nil {
-				rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+				rec.status, rec.errCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
@@ -730,9 +729,10 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	send := func(p []byte) bool {
 		if w == nil {
 			w = newAnswerWriter(c, res.ContentLength)
+			w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 		}
 		if _, err := w.Write(p); err != nil {
-			rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+			rec.status, rec.errCode = statusClientClosed, w.gone()
 			w.abort(errAnswerCut)
 			writeFailed = true
 			return false
@@ -794,7 +794,7 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	// The end of the body, here under the write deadline rather than by
 	// hertz's Finalize after it.
 	if w.WriteLast(nil) != nil {
-		rec.status, rec.errCode = statusClientClosed, clientGone(deadline)
+		rec.status, rec.errCode = statusClientClosed, w.gone()
 		writeFailed = true
 	}
 }
@@ -811,16 +811,6 @@ func newAnswerWriter(c *app.RequestContext, contentLength int64) *chunkWriter {
 		return newLengthWriter(c, -2)
 	}
 	return newChunkWriter(c)
-}
-
-// clientGone is the usage line's error for a write to the client that
-// failed: client_stalled when the relay's write deadline (timeouts.total)
-// had passed — the client stopped reading — else client_closed.
-func clientGone(deadline time.Time) string {
-	if !time.Now().Before(deadline) {
-		return "client_stalled"
-	}
-	return "client_closed"
 }
 
 // models handles GET /v1/models: the models the caller's key may use, in

@@ -49,6 +49,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 		return fmt.Errorf("usage_log: %w", err)
 	}
 	g.setBodyLimits(cfg)
+	g.client.set(cfg)
 	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
 	g.routes.Store(rt)

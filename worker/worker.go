@@ -74,6 +74,8 @@ type gateway struct {
 	usage   *usageLog
 	log     *slog.Logger
 	maxBody atomic.Int64
+	// client holds the client-side bounds: timeouts, worker_connections.
+	client clientBounds
 	// shutdownTimeout is the running configuration's shutdown_timeout,
 	// read when the drain begins (a reload may have changed it).
 	shutdownTimeout atomic.Int64
@@ -122,6 +124,7 @@ func Run(ctx context.Context, o Options) error {
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
 	}
 	g.setBodyLimits(cfg)
+	g.client.set(cfg)
 	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
 	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
@@ -168,11 +171,17 @@ func Run(ctx context.Context, o Options) error {
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
 	bursts := newCloseBurst()
 	go bursts.run(qctx) // the worker's life, like publishGenerations
-	conns := newConnTracker(bursts)
+	connCell := region.Lookup(shm.ConnCell)
+	if connCell == nil {
+		return fmt.Errorf("shared region lacks the cell %s", shm.ConnCell)
+	}
+	conns := newConnTracker(bursts, &g.client, connCell, g.col)
+	go conns.sweep(qctx) // client_header_timeout
 	gate, err := newAcceptGate(o.Listener)
 	if err != nil {
 		return fmt.Errorf("listener: %w", err)
 	}
+	gate.full, gate.refused = conns.full, conns.refused
 	h := server.New(
 		server.WithListener(gate),
 		server.WithTransport(netpoll.NewTransporter),
@@ -186,7 +195,16 @@ func Run(ctx context.Context, o Options) error {
 		// hertz bounds Shutdown by this as well as by its context: the
 		// context decides (shutdown_timeout, or none for a graceful stop).
 		server.WithExitWaitTime(gracefulForever),
-		server.WithIdleTimeout(idleTimeout),
+		// keepalive_timeout: hertz waits this long for a keep-alive
+		// connection's next request (its first bytes), then closes it.
+		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
+		// The whole head; a line of it is bounded by checkHead.
+		server.WithMaxHeaderBytes(maxHeadBytes),
+		// hertz would otherwise read a multipart/form-data body whole,
+		// into memory and files, before any handler runs: before the key
+		// is checked and unbounded by max_body. The body is the proxy's
+		// to read (or refuse), whatever its content type.
+		server.WithDisablePreParseMultipartForm(true),
 		server.WithOnAccept(conns.accept),
 		server.WithDisablePrintRoute(true),
 		// "/v1/models/" is an unknown URL (404 with a request id and a
@@ -195,7 +213,7 @@ func Run(ctx context.Context, o Options) error {
 		server.WithHandleMethodNotAllowed(true),
 	)
 	h.Name = "sluice" // the Server header
-	h.Use(conns.markBusy)
+	h.Use(conns.markBusy, g.checkHead)
 	h.POST("/v1/chat/completions", g.proxy)
 	h.POST("/v1/completions", g.proxy)
 	h.POST("/v1/embeddings", g.proxy)
