@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/tests/fakenomad"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
@@ -286,11 +287,12 @@ func TestNomadRegionFull(t *testing.T) {
 	nomad := startNomad(t)
 	a, b := startBackend(t, fakevllm.Options{Tokens: 1}), startBackend(t, fakevllm.Options{Tokens: 1})
 	nomad.Set("default", "vllm")
-	// 2 keys + 2 models + m-alias's backend + 4 of the gateway's own = 9: room for one discovered backend.
-	g := startGateway(t, nomadConfig("off", "shm_cells: 10"))
+	// 2 keys + 2 models + m-alias's backend + the gateway's own: room for one discovered backend.
+	start := 5 + (&config.Config{}).CellsNeeded()
+	g := startGateway(t, nomadConfig("off", fmt.Sprintf("shm_cells: %d", start+1)))
 	cells := func() float64 { v, _ := g.metric("sluice_shm_cells_used", nil); return v }
-	if c := cells(); c != 9 {
-		t.Fatalf("%v cells used at start; the test assumes 9", c)
+	if c := cells(); c != float64(start) {
+		t.Fatalf("%v cells used at start; the test assumes %d", c, start)
 	}
 	in := func(be *fakevllm.Server) func() bool {
 		return func() bool {
@@ -306,7 +308,7 @@ func TestNomadRegionFull(t *testing.T) {
 	// Two new backends, room for one: neither is applied, none leaks a cell.
 	nomad.Set("default", "vllm", instanceOf(a), instanceOf(b))
 	await(t, "the full region in /status and /metrics", waiting)
-	if c := cells(); c != 9 {
+	if c := cells(); c != float64(start) {
 		t.Fatalf("%v cells used after a change the region could not hold: leaked", c)
 	}
 	if v, _ := g.metric("sluice_discovery_errors_total", nil); v < 1 {
@@ -329,7 +331,7 @@ func TestNomadRegionFull(t *testing.T) {
 		res, _ := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"), nil)
 		return res.StatusCode == 200 && len(a.Received()) > 0
 	})
-	if c := cells(); c != 10 {
-		t.Fatalf("%v cells used; want 10", c)
+	if c := cells(); c != float64(start+1) {
+		t.Fatalf("%v cells used; want %d", c, start+1)
 	}
 }
