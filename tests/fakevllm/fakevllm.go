@@ -67,6 +67,7 @@ type Server struct {
 	ln       net.Listener
 	running  atomic.Int64
 	healthy  atomic.Bool
+	fail     atomic.Int64  // status completions are answered with; 0: answer them
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
 	mu       sync.Mutex
 	received []Received
@@ -87,6 +88,7 @@ func Start(addr string, o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}}
 	s.healthy.Store(true)
+	s.fail.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.completion)
 	mux.HandleFunc("POST /v1/completions", s.completion)
@@ -107,6 +109,10 @@ func (s *Server) Close() error { return s.srv.Close() }
 
 // SetHealthy makes GET /health answer 200 (true) or 503 (false).
 func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
+
+// SetFailStatus makes completions answer with status code (an error in
+// OpenAI's shape), or normally again with 0, as Options.FailStatus does.
+func (s *Server) SetFailStatus(code int) { s.fail.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
@@ -194,8 +200,8 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	if s.opts.FailStatus != 0 {
-		writeError(w, s.opts.FailStatus, "the fake backend is set to fail")
+	if code := int(s.fail.Load()); code != 0 {
+		writeError(w, code, "the fake backend is set to fail")
 		return
 	}
 	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
