@@ -86,10 +86,11 @@ func child(work string) int {
 // race. Instead they start together (a barrier) and go on until one of
 // them has made overlapWanted tries while another child made progress (a
 // race that could happen); a child stops after overlapMax tries whatever
-// it saw. On a loaded machine this takes longer, not fewer races.
+// it saw. On a loaded machine this takes longer, not fewer races (short
+// of that cap: ~1.6M tries a child under -race on two busy cores).
 const (
 	overlapWanted = 50000
-	overlapMax    = 20_000_000
+	overlapMax    = 5_000_000
 )
 
 // overlap is a child's view of the others' progress: every child counts
