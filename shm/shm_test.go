@@ -8,8 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sluice-gw/sluice/config"
 )
@@ -31,29 +35,43 @@ func child(work string) int {
 	}
 	col, _ := strconv.Atoi(os.Getenv("SHM_TEST_COL"))
 	switch work {
-	case "gcra": // try 1000 times to spend 1 of a burst of 100
+	case "gcra": // admit 1 per try, all at one instant, from a limiter that never fills
 		c := r.Lookup("key/burst")
+		now, _ := strconv.ParseInt(os.Getenv("SHM_TEST_NOW"), 10, 64)
+		o := startTogether(r, col)
+		if o == nil {
+			return 1
+		}
 		admitted := 0
-		for i := 0; i < 1000; i++ {
-			if ok, _ := c.GCRA(RequestTAT, r.Now(), 60e9/100, 60e9); ok {
+		for more := true; more; {
+			t0 := o.others()
+			if ok, _ := c.GCRA(RequestTAT, now, 1, 1<<62); ok {
 				admitted++
 			}
+			more = o.next(t0)
 		}
-		fmt.Println(admitted)
-	case "acquire": // take and give back places; record any overshoot seen
+		fmt.Println(admitted, o.seen)
+	case "acquire": // take and give back places; count the times more were in
 		c, probe := r.Lookup("backend/slots"), r.Lookup("probe/inside")
+		limit, _ := strconv.ParseInt(os.Getenv("SHM_TEST_LIMIT"), 10, 64)
+		o := startTogether(r, col)
+		if o == nil {
+			return 1
+		}
 		over := 0
-		for i := 0; i < 20000; i++ {
-			if c.Acquire(col, 3) {
+		for more := true; more; {
+			t0 := o.others()
+			if c.Acquire(col, limit) {
 				probe.Add(col, 1)
-				if probe.Total() > 3 {
+				if probe.Total() > limit {
 					over++
 				}
 				probe.Add(col, -1)
 				c.Release(col)
 			}
+			more = o.next(t0)
 		}
-		fmt.Println(over)
+		fmt.Println(over, o.seen)
 	case "hold": // take 5 places and wait to be killed
 		c := r.Lookup("backend/slots")
 		for i := 0; i < 5; i++ {
@@ -65,10 +83,73 @@ func child(work string) int {
 	return 0
 }
 
+// Overlap between the children of a race test. Starting a child takes far
+// longer (~10 ms) than a few thousand tries of a cell, so children that
+// simply ran a fixed number of tries would run one after another and never
+// race. Instead they start together (a barrier) and go on until one of
+// them has made overlapWanted tries while another child made progress (a
+// race that could happen); a child stops after overlapMax tries whatever
+// it saw. On a loaded machine this takes longer, not fewer races (short
+// of that cap: ~1.6M tries a child under -race on two busy cores).
+const (
+	overlapWanted = 50000
+	overlapMax    = 5_000_000
+)
+
+// overlap is a child's view of the others' progress: every child counts
+// its tries in its column of the "progress" cell, whose first scalar is
+// the stop flag.
+type overlap struct {
+	progress    *Cell
+	col         int
+	tries, seen int64
+}
+
+// startTogether counts the child in and waits, yielding its CPU, until
+// every child (SHM_TEST_CHILDREN) has: nil after a minute without them (a
+// child failed to start).
+func startTogether(r *Region, col int) *overlap {
+	n, _ := strconv.ParseInt(os.Getenv("SHM_TEST_CHILDREN"), 10, 64)
+	b := r.Lookup("barrier")
+	b.Add(col, 1)
+	deadline := time.Now().Add(time.Minute)
+	for b.Total() < n {
+		if time.Now().After(deadline) {
+			fmt.Println("barrier: the other children never came")
+			return nil
+		}
+		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+	return &overlap{progress: r.Lookup("progress"), col: col}
+}
+
+// others is the other children's tries so far.
+func (o *overlap) others() int64 { return o.progress.Total() - o.tries }
+
+// next counts a try that began when the others had made t0 tries and
+// reports whether to go on.
+func (o *overlap) next(t0 int64) bool {
+	if o.others() != t0 {
+		o.seen++
+	}
+	o.tries++
+	o.progress.Add(o.col, 1)
+	stop := o.progress.Scalar(0)
+	if o.seen >= overlapWanted {
+		atomic.StoreInt64(stop, 1)
+	}
+	return atomic.LoadInt64(stop) == 0 && o.tries < overlapMax
+}
+
 // runChildren runs n children doing work, column i each, and returns
 // their trimmed outputs.
-func runChildren(t *testing.T, r *Region, n int, work string) []string {
+func runChildren(t *testing.T, r *Region, n int, work string, env ...string) []string {
 	t.Helper()
+	for _, name := range []string{"barrier", "progress"} {
+		if _, err := r.Alloc(name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	outs := make([]string, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -76,7 +157,9 @@ func runChildren(t *testing.T, r *Region, n int, work string) []string {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "SHM_TEST_CHILD="+work, "SHM_TEST_COL="+strconv.Itoa(i))
+			cmd.Env = append(os.Environ(), "SHM_TEST_CHILD="+work, "SHM_TEST_COL="+strconv.Itoa(i),
+				"SHM_TEST_CHILDREN="+strconv.Itoa(n))
+			cmd.Env = append(cmd.Env, env...)
 			cmd.ExtraFiles = []*os.File{r.File()}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -244,33 +327,55 @@ func TestGCRAExactBurst(t *testing.T) {
 	}
 }
 
+// Four processes are admitted by one limiter, at one instant, each
+// admission moving its time on by 1 ns; started together, they race until
+// one has made 50,000 tries while another made progress. The limiter's
+// time then accounts for every admission, to the nanosecond: none was
+// lost, so a burst against a limit of N admits N (TestGCRAExactBurst)
+// however many processes share it. A plain store where the
+// compare-and-swap is loses admissions.
 func TestGCRAExactAcrossProcesses(t *testing.T) {
 	r, _ := Create(16, 4)
 	defer r.Close()
-	r.Alloc("key/burst")
-	total := 0
-	for _, out := range runChildren(t, r, 4, "gcra") {
-		n, err := strconv.Atoi(out)
-		if err != nil {
+	c, _ := r.Alloc("key/burst")
+	now := r.Now()
+	total := int64(0)
+	var seen []int64
+	for _, out := range runChildren(t, r, 4, "gcra", "SHM_TEST_NOW="+strconv.FormatInt(now, 10)) {
+		var n, s int64
+		if _, err := fmt.Sscan(out, &n, &s); err != nil {
 			t.Fatalf("child said %q", out)
 		}
 		total += n
+		seen = append(seen, s)
 	}
-	if total != 100 {
-		t.Fatalf("4 processes admitted %d of a burst of 100", total)
+	t.Logf("admitted %d; tries each process made while another made progress: %v", total, seen)
+	if tat := atomic.LoadInt64(c.Scalar(RequestTAT)); tat != now+total {
+		t.Fatalf("4 processes were admitted %d times, but the limiter's time counts %d", total, tat-now)
 	}
 }
 
+// Four processes take and give back the one place of a cell, started
+// together and racing until one has made 50,000 tries while another made
+// progress: none ever sees another inside with it. Checking the sum before
+// counting the place (check-then-add) lets two in.
 func TestAcquireNeverOvershootsAcrossProcesses(t *testing.T) {
 	r, _ := Create(16, 4)
 	defer r.Close()
 	c, _ := r.Alloc("backend/slots")
 	r.Alloc("probe/inside")
-	for i, out := range runChildren(t, r, 4, "acquire") {
-		if out != "0" {
-			t.Errorf("child %d saw the limit exceeded %s times", i, out)
+	var seen []int64
+	for i, out := range runChildren(t, r, 4, "acquire", "SHM_TEST_LIMIT=1") {
+		var over, s int64
+		if _, err := fmt.Sscan(out, &over, &s); err != nil {
+			t.Fatalf("child %d said %q", i, out)
 		}
+		if over != 0 {
+			t.Errorf("child %d was in with another %d times", i, over)
+		}
+		seen = append(seen, s)
 	}
+	t.Logf("tries each process made while another made progress: %v", seen)
 	if c.Total() != 0 {
 		t.Fatalf("places left held: %d", c.Total())
 	}

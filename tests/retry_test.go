@@ -92,3 +92,53 @@ func receivedBody(be *fakevllm.Server, body []byte) bool {
 	}
 	return false
 }
+
+// Which backend answers are retried, through the real binary: 429 and 5xx
+// go on to the next backend (the client sees the healthy one's 200); any
+// other 4xx is the client's own error, which every backend would repeat,
+// and is passed on as it is, without trying another backend.
+func TestRetryClassification(t *testing.T) {
+	bad := startBackend(t, fakevllm.Options{Tokens: 1})
+	ok := startBackend(t, fakevllm.Options{Tokens: 1})
+	cfg, _ := twoBackendConfig(t, bad.URL(), ok.URL(), "")
+	g := startGateway(t, cfg)
+	client := freshClient()
+	for _, tc := range []struct {
+		code  int
+		retry bool
+	}{{400, false}, {404, false}, {422, false}, {429, true}, {500, true}, {502, true}, {503, true}} {
+		bad.SetFailStatus(tc.code)
+		// affinity none: round robin, so one of two requests in a row on
+		// one connection (one worker) goes to the failing backend first.
+		hit := 0
+		for i := 0; i < 4; i++ {
+			badBefore, okBefore := len(bad.Received()), len(ok.Received())
+			res, body := post(t, client, g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, fmt.Sprint(tc.code, i)), nil)
+			toBad, toOK := len(bad.Received())-badBefore, len(ok.Received())-okBefore
+			switch {
+			case toBad == 0: // the healthy backend first: served
+				if res.StatusCode != 200 || toOK != 1 {
+					t.Fatalf("%d: request %d went to the healthy backend (%d times): %d %s", tc.code, i, toOK, res.StatusCode, body)
+				}
+			case tc.retry:
+				hit++
+				if res.StatusCode != 200 || toBad != 1 || toOK != 1 {
+					t.Fatalf("%d is retried: request %d got %d %s after %d tries on the failing backend and %d on the other",
+						tc.code, i, res.StatusCode, body, toBad, toOK)
+				}
+			default:
+				hit++
+				if res.StatusCode != tc.code || toBad != 1 || toOK != 0 {
+					t.Fatalf("%d is not retried: request %d got %d %s after %d tries on the failing backend and %d on the other",
+						tc.code, i, res.StatusCode, body, toBad, toOK)
+				}
+				if !strings.Contains(string(body), "the fake backend is set to fail") {
+					t.Fatalf("%d: the backend's error was not passed on as it was: %s", tc.code, body)
+				}
+			}
+		}
+		if hit == 0 {
+			t.Fatalf("%d: no request of 4 went to the failing backend first", tc.code)
+		}
+	}
+}

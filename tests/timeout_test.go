@@ -95,3 +95,39 @@ func TestFirstTokenDeadline(t *testing.T) {
 	}
 	await(t, "the slow backend to see the cancel", func() bool { return slow.Running() == 0 })
 }
+
+// stream_idle is the longest silence, not the longest stream: a stream whose
+// events keep coming, every 200 ms for three times stream_idle (1 s), ends
+// whole — every event, no error event — and so does its usage line.
+func TestStreamOutlivesIdleWhileEventsFlow(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 15, Interval: 200 * time.Millisecond})
+	usage := filepath.Join(t.TempDir(), "u.log")
+	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {stream_idle: 1s}"))
+	g.UsageLog = usage
+	start := time.Now()
+	res := postStream(t, g, "X-Fake-Tokens", "15")
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	events := readEvents(t, bufio.NewReader(res.Body))
+	took := time.Since(start)
+	content := 0
+	for _, ev := range events {
+		if strings.Contains(ev, `"error"`) {
+			t.Fatalf("error event after %v, %d content events: %s", took, content, ev)
+		}
+		if strings.Contains(ev, `tok"`) {
+			content++
+		}
+	}
+	if content != 15 || events[len(events)-1] != "[DONE]" {
+		t.Fatalf("%d content events of 15 in %v; last event %q", content, took, events[len(events)-1])
+	}
+	if took < 2800*time.Millisecond {
+		t.Fatalf("the stream took %v: its events did not come 200 ms apart", took)
+	}
+	await(t, "usage line", func() bool { return len(g.usageLines()) == 1 })
+	if l := g.usageLines()[0]; l["error"] != nil && l["error"] != "" || l["completion_tokens"] != 15.0 {
+		t.Errorf("usage line: %v", l)
+	}
+}

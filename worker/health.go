@@ -9,9 +9,15 @@ import (
 	"time"
 )
 
-// Passive ejection: a backend that refused a connection is out of rotation
-// for this long (doubling per failure, capped), and back only once an
-// active check passes after it.
+// Passive ejection, as nginx's max_fails/fail_timeout: a backend whose
+// connection failed (other than by a timeout) is out of rotation for
+// ejectMin, doubling with each further failure up to ejectMax, and back
+// when that time is up, on time alone; a passing active check resets the
+// doubling. Waiting for a check instead would keep every ejected backend
+// out for up to a whole health.interval (5 s by default), however brief
+// its failure; a backend still broken costs one failed attempt (retried on
+// the next backend) per ejection, and the active check, if it fails too,
+// keeps it out by itself until one passes.
 const (
 	ejectMin = time.Second
 	ejectMax = 30 * time.Second

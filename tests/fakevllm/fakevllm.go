@@ -16,6 +16,7 @@
 //	X-Fake-Chunked: 1        a JSON answer without Content-Length (vLLM sends one)
 //	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
 //	X-Fake-Prompt-Logprobs: N  a chat answer's prompt_logprobs (after its usage, as vLLM puts them): N entries
+//	X-Fake-Drop: 1           no answer at all: the connection is closed once the request is read
 package fakevllm
 
 import (
@@ -67,6 +68,8 @@ type Server struct {
 	ln       net.Listener
 	running  atomic.Int64
 	healthy  atomic.Bool
+	checks   atomic.Int64  // GET /health requests answered
+	fail     atomic.Int64  // status completions are answered with; 0: answer them
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
 	mu       sync.Mutex
 	received []Received
@@ -87,6 +90,7 @@ func Start(addr string, o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}}
 	s.healthy.Store(true)
+	s.fail.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.completion)
 	mux.HandleFunc("POST /v1/completions", s.completion)
@@ -107,6 +111,13 @@ func (s *Server) Close() error { return s.srv.Close() }
 
 // SetHealthy makes GET /health answer 200 (true) or 503 (false).
 func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
+
+// HealthChecks is the number of GET /health requests answered so far.
+func (s *Server) HealthChecks() int { return int(s.checks.Load()) }
+
+// SetFailStatus makes completions answer with status code (an error in
+// OpenAI's shape), or normally again with 0, as Options.FailStatus does.
+func (s *Server) SetFailStatus(code int) { s.fail.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
@@ -194,8 +205,14 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	if s.opts.FailStatus != 0 {
-		writeError(w, s.opts.FailStatus, "the fake backend is set to fail")
+	if r.Header.Get("X-Fake-Drop") != "" {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
+	if code := int(s.fail.Load()); code != 0 {
+		writeError(w, code, "the fake backend is set to fail")
 		return
 	}
 	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
@@ -391,6 +408,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	defer s.checks.Add(1)
 	if !s.healthy.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
