@@ -77,7 +77,8 @@ type scanner struct {
 	b     []byte
 	i     int
 	depth int
-	err   error // *SyntaxError or *FieldError: the first one found
+	err   *SyntaxError // the first syntax error: scanning stops there
+	ferr  *FieldError  // the first field error: scanning goes on, a syntax error wins
 	r     *Request
 }
 
@@ -98,9 +99,11 @@ func (s *scanner) fail(msg string) {
 	}
 }
 
+// failField records a field error. The scan goes on: malformed JSON later
+// in the body is the error to report (the body is not JSON at all).
 func (s *scanner) failField(f field, offset int, msg string) {
-	if s.err == nil {
-		s.err = &FieldError{Field: fieldNames[f], Offset: offset, Msg: msg}
+	if s.ferr == nil {
+		s.ferr = &FieldError{Field: fieldNames[f], Offset: offset, Msg: msg}
 	}
 }
 
@@ -212,6 +215,9 @@ func Scan(body []byte) (Request, error) {
 	if s.err != nil {
 		return Request{}, s.err
 	}
+	if s.ferr != nil {
+		return Request{}, s.ferr
+	}
 	if r.Model.Len() > 0 {
 		name, ok := decodeString(body[r.Model.Start:r.Model.End])
 		if !ok {
@@ -248,14 +254,9 @@ func (s *scanner) object(kind objectKind) {
 		}
 		f := noField
 		if kind != plainObject {
-			f = s.keyField(kind, ks)
-			if s.err != nil {
-				return
-			}
-			if f != noField {
+			if f = s.keyField(kind, ks); f != noField {
 				if seen&(1<<f) != 0 {
 					s.failField(f, ks, "duplicate key `"+fieldNames[f]+"`: send it once (the backend would read the last one)")
-					return
 				}
 				seen |= 1 << f
 			}
@@ -280,7 +281,7 @@ func (s *scanner) object(kind objectKind) {
 			return
 		}
 		s.member(f, Span{start, s.i})
-		if s.err != nil || !s.endOfElement('}') {
+		if !s.endOfElement('}') {
 			return
 		}
 	}
