@@ -245,6 +245,11 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 	defer tick.Stop()
 	failing := false
 	for {
+		// The page counts this gateway's own requests too: what the cell
+		// held while it was read is taken off (the larger of before and
+		// after, so that requests starting meanwhile are not taken for
+		// another's), and the workers add their count of the moment.
+		ownBefore := ownLoad(s.region, cellName)
 		load, kv, err := readLoad(ctx, client, url)
 		switch {
 		case ctx.Err() != nil:
@@ -261,7 +266,7 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 			// Looked up each time: the cell is freed once a reload removed
 			// the backend, and this must never write into another's.
 			if c := s.region.Lookup(cellName); c != nil {
-				c.SetReportedLoad(load, kv, s.region.Now())
+				c.SetReportedLoad(load, max(ownBefore, c.Total()), kv, s.region.Now())
 			}
 		}
 		select {
@@ -270,6 +275,15 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 		case <-tick.C:
 		}
 	}
+}
+
+// ownLoad is the gateway's own requests in flight to the backend of cell
+// name, all workers together (0 for a cell a reload freed).
+func ownLoad(r *shm.Region, name string) int64 {
+	if c := r.Lookup(name); c != nil {
+		return c.Total()
+	}
+	return 0
 }
 
 // minScrapeTimeout is the shortest time a scraper waits for a page (else

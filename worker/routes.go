@@ -82,16 +82,19 @@ type backendRoute struct {
 	carried      bool         // health state carried over from the table a reload replaced
 }
 
-// load is the backend's slots in use: the larger of the fleet's own count
-// (this gateway's requests in flight, all workers) and the backend's own
-// count of requests running and waiting, read from its /metrics by the
-// supervisor while that figure is fresh — other gateways, and clients that
-// go straight to the backend, use its slots too. full also reports a
-// KV cache above kv_saturation.
+// load is the backend's slots in use: this gateway's requests in flight
+// now (all workers), plus, while the supervisor's last read of the
+// backend's /metrics is fresh, the part of the backend's own count of
+// requests running and waiting that was not this gateway's when it was
+// read — other gateways, and clients that go straight to the backend, use
+// its slots too. (The whole figure read would count this gateway's
+// requests of that moment, ended since, and hold newcomers in the queue
+// behind free slots until the next read.) full also reports a KV cache
+// above kv_saturation.
 func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
 	used = b.cell.Total()
-	if load, kv, fresh := b.cell.ReportedLoad(regionNow); fresh {
-		used = max(used, load)
+	if others, kv, fresh := b.cell.OthersLoad(regionNow); fresh {
+		used += others
 		full = kv > b.kvSaturation
 	}
 	return used, full || used >= b.slots
