@@ -145,7 +145,11 @@ func (q *queues) run(ctx context.Context) {
 }
 
 // dispatch serves this worker's waiters while they hold the oldest tickets
-// and a slot is free.
+// and a slot is free. With none left here while others wait elsewhere, it
+// passes the wake-up on to the worker of the oldest of them: a release
+// wakes only one worker, which may have had fewer waiters than slots were
+// freed (two releases, one wake-up) or none left (its waiter gave up), and
+// a slot must not stay free until a tick while a request waits.
 func (lq *localQueue) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
@@ -162,6 +166,9 @@ func (lq *localQueue) dispatch() {
 		head.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
 		lq.remove(0)
 		head.got <- b
+	}
+	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
+		lq.q.wake(at)
 	}
 }
 

@@ -227,3 +227,48 @@ func TestQueueOrderAcrossWorkers(t *testing.T) {
 		t.Fatalf("after all: queue depth %d, oldest mark %d, slots in use %d", r.qcell.Total(), m, r.bcell.Total())
 	}
 }
+
+// A worker left without waiters passes a wake-up on to the worker of the
+// next oldest: two slots free at once and the oldest waiter's worker is
+// told twice, but takes only one; the other must not stay free until a
+// tick while a waiter in the other worker could have it.
+func TestQueueWakeUpPassedOn(t *testing.T) {
+	r := newQueueRig(t, 2)
+	r.slotNow(0)
+	r.slotNow(0)
+	a, _ := r.queueIn(0)
+	b, _ := r.queueIn(1)
+	r.woken(0)
+	r.woken(1)
+	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	if r.woken(1) {
+		t.Fatal("the younger waiter's worker was woken by the releases")
+	}
+	r.model[0].queue.dispatch()
+	r.served(a, "the oldest waiter")
+	if !r.woken(1) {
+		t.Fatal("a slot is free and a request waits in worker 1, which was not told")
+	}
+	r.model[1].queue.dispatch()
+	r.served(b, "the other waiter")
+
+	// Both slots are taken again (by a and b). The oldest waiter's client
+	// leaves after a slot was freed for it, before its worker dispatched:
+	// the wake-up goes on to the worker of the next.
+	c, leave := r.queueIn(0)
+	d, _ := r.queueIn(1)
+	r.woken(0)
+	r.woken(1)
+	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	leave()
+	if got := <-c; got.b != nil || got.err != errClientClosed {
+		t.Fatalf("the request whose client left: slot %v, error %v", got.b != nil, got.err)
+	}
+	r.model[0].queue.dispatch()
+	if !r.woken(1) {
+		t.Fatal("the oldest waiter left: the slot freed for it is free and worker 1, with a waiter, was not told")
+	}
+	r.model[1].queue.dispatch()
+	r.served(d, "the waiter after the one that left")
+}
