@@ -26,7 +26,8 @@ import (
 // slot to a waiter, so waiters are served in arrival order whichever worker
 // they are in. A worker that frees a slot while requests wait wakes the
 // worker holding the oldest ticket: itself through a channel, another
-// through that worker's wake pipe (the runtime's poller reads it).
+// through that worker's wake pipe (the runtime's poller reads it); a worker
+// woken with no waiter left passes the wake-up on to the next oldest's.
 
 // queues is this worker's side of the shared queues.
 type queues struct {
