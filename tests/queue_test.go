@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,15 +22,21 @@ type outcome struct {
 	err    error
 }
 
-// launch sends a streamed chat completion held at the backend under hold
-// (or, with hold "", one answered at once) and delivers how it ended once
-// its body is read to the end. cancel makes its client leave.
+// launch sends a streamed chat completion for model "m" held at the
+// backend under hold (or, with hold "", one answered at once) and delivers
+// how it ended once its body is read to the end. cancel makes its client
+// leave.
 func launch(g *gateway, hold, content string) (<-chan outcome, context.CancelFunc) {
+	return launchModel(g, "m", hold, content)
+}
+
+// launchModel is launch for another model.
+func launchModel(g *gateway, model, hold, content string) (<-chan outcome, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan outcome, 1)
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions",
-			bytes.NewReader(chatBody("m", hold != "", content)))
+			bytes.NewReader(chatBody(model, hold != "", content)))
 		req.Header.Set("Authorization", "Bearer "+keyAll)
 		if hold != "" {
 			req.Header.Set("X-Fake-Hold", hold)
@@ -55,6 +62,24 @@ func launch(g *gateway, hold, content string) (<-chan outcome, context.CancelFun
 		out <- o
 	}()
 	return out, cancel
+}
+
+// startQueueGateway starts a fake backend and a gateway whose model "m"
+// has 2 slots on it and the given queue. "m-alias", on the same server,
+// does not read the server's /metrics (load_interval: 0s): every read the
+// backend answers is m's, so a test knows when m's figure was read.
+func startQueueGateway(t *testing.T, queue string) (*gateway, *fakevllm.Server) {
+	t.Helper()
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	usage := t.TempDir() + "/usage.log"
+	cfg := slotsConfig(be.URL(), usage, 2, queue)
+	if !strings.Contains(cfg, "    upstream_model: real-model\n") {
+		t.Fatal("the base configuration changed: m-alias not found")
+	}
+	cfg = strings.Replace(cfg, "    upstream_model: real-model\n", "    upstream_model: real-model\n    load_interval: 0s\n", 1)
+	g := startGateway(t, cfg)
+	g.UsageLog = usage
+	return g, be
 }
 
 // queueGauges reads the model's queue depth and its backend's slots in use.
@@ -96,7 +121,13 @@ func awaitGauges(t *testing.T, g *gateway, be *fakevllm.Server, depth, inflight 
 // not own would keep requests queued behind slots that are free.
 func awaitScrapedWhileHeld(t *testing.T, g *gateway, be *fakevllm.Server) {
 	t.Helper()
+	// A read that starts now, not one made a while ago: the next is then
+	// as far off as it can be when the streams end.
+	n := be.MetricsReads()
 	await(t, "a read of the backend's load while the streams are held", func() bool {
+		return be.MetricsReads() > n
+	})
+	await(t, "the load read while the streams are held", func() bool {
 		v, _ := g.metric("sluice_backend_reported_load", map[string]string{"model": "m", "backend": be.URL()})
 		return int(v) == be.Running() && v > 0
 	})
@@ -205,9 +236,10 @@ func fillSlotsAndQueue(t *testing.T, g *gateway, be *fakevllm.Server, hold strin
 // free. Seen before: 2 slots, queue max 2, 5 streams at once; once all had
 // ended, 2 new streams waited ~310 ms with both slots free and a third got
 // queue_full, because the gateway took the backend's last-read count of
-// running requests (its own, since finished) for load on the backend.
+// running requests (its own, since finished) for load on the backend. The
+// same after streams of another model that the same server serves.
 func TestNoQueueingWhileSlotsFree(t *testing.T) {
-	g, be := startSlotsGateway(t, 2, "{max: 2, timeout: 60s}")
+	g, be := startQueueGateway(t, "{max: 2, timeout: 60s}")
 
 	// 5 streams at once: 2 served, 2 queued and handed a slot, 1 queue_full.
 	var all []<-chan outcome
@@ -276,11 +308,24 @@ func TestNoQueueingWhileSlotsFree(t *testing.T) {
 	be.Release("leave-all")
 	expect(t, "", served...)
 	checkServedAtOnce(t, g, be, "after-leave-all")
+
+	// Streams of another model on the same server ("m-alias"): the page
+	// counts them as well, and they end too.
+	var alias []<-chan outcome
+	for i := 0; i < 2; i++ {
+		c, _ := launchModel(g, "m-alias", "alias", fmt.Sprintf("alias-%d", i))
+		alias = append(alias, c)
+	}
+	await(t, "the other model's streams to run", func() bool { return be.Running() == 2 })
+	awaitScrapedWhileHeld(t, g, be)
+	be.Release("alias")
+	expect(t, "", alias...)
+	checkServedAtOnce(t, g, be, "after-alias")
 }
 
 // The same after waiters leave by queue_timeout.
 func TestNoQueueingAfterQueueTimeout(t *testing.T) {
-	g, be := startSlotsGateway(t, 2, "{max: 2, timeout: 3s}")
+	g, be := startQueueGateway(t, "{max: 2, timeout: 3s}")
 	served, queued, _ := fillSlotsAndQueue(t, g, be, "timeout")
 	expect(t, "queue_timeout", queued...)
 	awaitGauges(t, g, be, 0, 2, served...)

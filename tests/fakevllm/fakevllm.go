@@ -68,6 +68,7 @@ type Server struct {
 	running  atomic.Int64
 	healthy  atomic.Bool
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
+	metricsN atomic.Int64  // GET /metrics answered
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
@@ -110,6 +111,10 @@ func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
+
+// MetricsReads is the number of /metrics pages answered so far: a test
+// awaits the next one to know the gateway has read the load of a moment.
+func (s *Server) MetricsReads() int64 { return s.metricsN.Load() }
 
 // Running is the number of requests being answered now.
 func (s *Server) Running() int { return int(s.running.Load()) }
@@ -405,4 +410,5 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"+
 		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} %g\n", s.running.Load(),
 		math.Float64frombits(s.kvUsage.Load()))
+	s.metricsN.Add(1)
 }
