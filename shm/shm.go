@@ -86,11 +86,12 @@ const (
 	BackendLoadAt
 	// BackendOthers is the part of BackendLoad that was not this gateway's
 	// own requests when it was read (other gateways, clients that go
-	// straight to the backend): BackendLoad less the cell's own count then,
-	// at least 0. A backend's load is the gateway's own count now plus this
-	// figure: the figure read also counts the gateway's own requests of that
-	// moment, which may have ended since, and taken whole it held requests
-	// in the queue behind free slots until the next read.
+	// straight to the backend): BackendLoad less the gateway's requests in
+	// flight to the server then, at least 0. A backend's load is the
+	// gateway's count now plus this figure: the figure read also counts the
+	// gateway's own requests of that moment, which may have ended since,
+	// and taken whole it held requests in the queue behind free slots until
+	// the next read.
 	BackendOthers
 	// NumScalars is the number of scalar fields (all are in use: another
 	// changes the layout, see LayoutVersion).
@@ -458,8 +459,8 @@ const StaleLoad = 2 * time.Second
 
 // SetReportedLoad records a backend's own view of its load, read at now
 // (region clock): requests running plus waiting, and KV-cache usage (0–1).
-// own is the cell's count (this gateway's requests in flight) when the
-// figure was read: the rest is other users' load (see BackendOthers).
+// own is this gateway's requests in flight to the server when the figure
+// was read: the rest is other users' load (see BackendOthers).
 func (c *Cell) SetReportedLoad(load, own int64, kv float64, now int64) {
 	atomic.StoreInt64(&c.w[cScalars+BackendLoad], load)
 	atomic.StoreInt64(&c.w[cScalars+BackendOthers], max(load-own, 0))
