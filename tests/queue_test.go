@@ -201,9 +201,10 @@ func checkServedAtOnce(t *testing.T, g *gateway, be *fakevllm.Server, hold strin
 	awaitGauges(t, g, be, 0, 0)
 }
 
-func ids(os []outcome) []string {
+// ids are the request ids of outs.
+func ids(outs []outcome) []string {
 	var s []string
-	for _, o := range os {
+	for _, o := range outs {
 		s = append(s, o.id)
 	}
 	return s
