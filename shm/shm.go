@@ -84,7 +84,17 @@ const (
 	// BackendLoadAt is when BackendLoad and BackendKV were read (region
 	// clock); 0: never.
 	BackendLoadAt
-	// NumScalars is the number of scalar fields.
+	// BackendOthers is the part of BackendLoad that was not this gateway's
+	// own requests when it was read (other gateways, clients that go
+	// straight to the backend): BackendLoad less the gateway's requests in
+	// flight to the server then, at least 0. A backend's load is the
+	// gateway's count now plus this figure: the figure read also counts the
+	// gateway's own requests of that moment, which may have ended since,
+	// and taken whole it held requests in the queue behind free slots until
+	// the next read.
+	BackendOthers
+	// NumScalars is the number of scalar fields (all are in use: another
+	// changes the layout, see LayoutVersion).
 	NumScalars = 8
 )
 
@@ -449,8 +459,11 @@ const StaleLoad = 2 * time.Second
 
 // SetReportedLoad records a backend's own view of its load, read at now
 // (region clock): requests running plus waiting, and KV-cache usage (0–1).
-func (c *Cell) SetReportedLoad(load int64, kv float64, now int64) {
+// own is this gateway's requests in flight to the server when the figure
+// was read: the rest is other users' load (see BackendOthers).
+func (c *Cell) SetReportedLoad(load, own int64, kv float64, now int64) {
 	atomic.StoreInt64(&c.w[cScalars+BackendLoad], load)
+	atomic.StoreInt64(&c.w[cScalars+BackendOthers], max(load-own, 0))
 	atomic.StoreInt64(&c.w[cScalars+BackendKV], int64(kv*1e6))
 	atomic.StoreInt64(&c.w[cScalars+BackendLoadAt], now)
 }
@@ -464,6 +477,18 @@ func (c *Cell) ReportedLoad(now int64) (load, kvMillionths int64, fresh bool) {
 		return 0, 0, false
 	}
 	return atomic.LoadInt64(&c.w[cScalars+BackendLoad]), atomic.LoadInt64(&c.w[cScalars+BackendKV]), true
+}
+
+// OthersLoad is the part of the backend's reported load that was not this
+// gateway's own when it was read (see BackendOthers), and its KV-cache
+// usage in millionths; fresh is false when none was recorded in the last
+// StaleLoad.
+func (c *Cell) OthersLoad(now int64) (others, kvMillionths int64, fresh bool) {
+	at := atomic.LoadInt64(&c.w[cScalars+BackendLoadAt])
+	if at == 0 || now-at >= int64(StaleLoad) {
+		return 0, 0, false
+	}
+	return atomic.LoadInt64(&c.w[cScalars+BackendOthers]), atomic.LoadInt64(&c.w[cScalars+BackendKV]), true
 }
 
 // Settle corrects a limiter after the fact by delta nanoseconds (negative:

@@ -459,3 +459,31 @@ func TestReleaseColumnCountsPlacesNotStats(t *testing.T) {
 		t.Fatalf("after release: slots %d, body bytes %d held", slots.Held(1), body.Held(1))
 	}
 }
+
+// A backend's reported load less the gateway's own requests when it was
+// read is the others' load: it is what stays counted once the gateway's own
+// requests end, and it never goes below 0 (the backend may not yet count a
+// request the gateway has just sent).
+func TestOthersLoad(t *testing.T) {
+	r, _ := Create(16, 2)
+	defer r.Close()
+	c, _ := r.Alloc("backend/m/http://b")
+	if _, _, fresh := c.OthersLoad(r.Now()); fresh {
+		t.Fatal("a load never read is fresh")
+	}
+	now := r.Now()
+	c.SetReportedLoad(5, 3, 0.25, now)
+	if load, kv, _ := c.ReportedLoad(now); load != 5 || kv != 250_000 {
+		t.Fatalf("reported %d, kv %d: the backend's own figures are kept as read", load, kv)
+	}
+	if others, kv, fresh := c.OthersLoad(now); !fresh || others != 2 || kv != 250_000 {
+		t.Fatalf("others %d kv %d fresh %v, want 2 of the 5 (3 were the gateway's)", others, kv, fresh)
+	}
+	c.SetReportedLoad(2, 3, 0, now)
+	if others, _, _ := c.OthersLoad(now); others != 0 {
+		t.Fatalf("others %d when the backend counts fewer than the gateway sent", others)
+	}
+	if _, _, fresh := c.OthersLoad(now + int64(StaleLoad)); fresh {
+		t.Fatal("a read StaleLoad old is still fresh")
+	}
+}

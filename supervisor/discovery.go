@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -345,6 +346,12 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 	defer tick.Stop()
 	failing := false
 	for {
+		// The page counts this gateway's own requests too: what it had in
+		// flight to the server while the page was read is taken off (the
+		// larger of before and after, so that requests starting or ending
+		// meanwhile are not taken for another's), and the workers add
+		// their count of the moment.
+		ownBefore := s.ownLoad(cellName, url)
 		load, kv, err := readLoad(ctx, client, url)
 		switch {
 		case ctx.Err() != nil:
@@ -361,7 +368,7 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 			// Looked up each time: the cell is freed once a reload removed
 			// the backend, and this must never write into another's.
 			if c := s.region.Lookup(cellName); c != nil {
-				c.SetReportedLoad(load, kv, s.region.Now())
+				c.SetReportedLoad(load, max(ownBefore, s.ownLoad(cellName, url)), kv, s.region.Now())
 			}
 		}
 		select {
@@ -370,6 +377,32 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 		case <-tick.C:
 		}
 	}
+}
+
+// ownLoad is the gateway's requests in flight to the server at url, all
+// workers together, under every model of the running configuration that
+// lists it (the page counts them all); the backend's own cell (cellName)
+// alone without a configuration.
+func (s *supervisor) ownLoad(cellName, url string) int64 {
+	total := func(name string) int64 {
+		if c := s.region.Lookup(name); c != nil { // a reload may have freed it
+			return c.Total()
+		}
+		return 0
+	}
+	cfg, _, _ := s.current()
+	if cfg == nil {
+		return total(cellName)
+	}
+	var own int64
+	for _, m := range cfg.Models {
+		for _, b := range m.Backends {
+			if strings.TrimSuffix(b.URL, "/") == strings.TrimSuffix(url, "/") {
+				own += total(shm.BackendCell(m.Name, b.URL))
+			}
+		}
+	}
+	return own
 }
 
 // minScrapeTimeout is the shortest time a scraper waits for a page (else

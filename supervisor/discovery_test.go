@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -226,5 +228,100 @@ func TestScrapeLogsChangesOnly(t *testing.T) {
 	}
 	if !strings.Contains(out, "NaN is not a count") {
 		t.Errorf("the log does not say what was wrong with the page:\n%s", out)
+	}
+}
+
+// The scraper takes the gateway's own requests off the backend's count:
+// with 3 of its own in flight and a page saying 5, others hold 2, so once
+// those 3 end the backend counts as 2 busy, not 5 (issue 18 item 9: the
+// whole figure kept newcomers queued behind free slots until the next read).
+func TestScrapeTakesOffOwnRequests(t *testing.T) {
+	region, err := shm.Create(4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	const cellName = "backend test"
+	cell, err := region.Alloc(cellName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell.Add(0, 2)
+	cell.Add(1, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("vllm:num_requests_running 4\nvllm:num_requests_waiting 1\n"))
+	}))
+	defer srv.Close()
+	s := &supervisor{log: slog.New(slog.NewTextHandler(io.Discard, nil)), region: region}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.scrape(ctx, cellName, srv.URL, time.Hour, scrapeClient(30*time.Second))
+	}()
+	defer func() { cancel(); <-done }()
+	end := time.Now().Add(30 * time.Second)
+	for {
+		if _, _, recorded := cell.ReportedLoad(0); recorded {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the scraper recorded nothing in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	load, _, _ := cell.ReportedLoad(0)
+	others, _, _ := cell.OthersLoad(0)
+	if load != 5 || others != 2 {
+		t.Fatalf("reported %d, others %d; want 5 and 2 (3 of the 5 are the gateway's own)", load, others)
+	}
+}
+
+// A server listed under two models: the page counts the gateway's requests
+// under both, and both are taken off.
+func TestScrapeTakesOffOwnRequestsOfEveryModel(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("vllm:num_requests_running 5\n"))
+	}))
+	defer srv.Close()
+	cfg := &config.Config{Models: []config.Model{
+		{Name: "a", Backends: []config.Backend{{URL: srv.URL, Slots: 8}}},
+		{Name: "b", Backends: []config.Backend{{URL: srv.URL + "/", Slots: 8}, {URL: "http://elsewhere:1", Slots: 8}}},
+	}}
+	region, err := shm.Create(8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	cells := map[string]*shm.Cell{}
+	for _, name := range []string{shm.BackendCell("a", srv.URL), shm.BackendCell("b", srv.URL+"/"), shm.BackendCell("b", "http://elsewhere:1")} {
+		if cells[name], err = region.Alloc(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cells[shm.BackendCell("a", srv.URL)].Add(0, 2)
+	cells[shm.BackendCell("b", srv.URL+"/")].Add(1, 1)
+	cells[shm.BackendCell("b", "http://elsewhere:1")].Add(1, 4) // another server's: not counted
+	s := &supervisor{log: slog.New(slog.NewTextHandler(io.Discard, nil)), region: region, cfg: cfg}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	name := shm.BackendCell("a", srv.URL)
+	go func() {
+		defer close(done)
+		s.scrape(ctx, name, srv.URL, time.Hour, scrapeClient(30*time.Second))
+	}()
+	defer func() { cancel(); <-done }()
+	end := time.Now().Add(30 * time.Second)
+	for {
+		if _, _, recorded := cells[name].ReportedLoad(0); recorded {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the scraper recorded nothing in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if others, _, _ := cells[name].OthersLoad(0); others != 2 {
+		t.Fatalf("others %d, want 2 (3 of the 5 are the gateway's: 2 under a, 1 under b)", others)
 	}
 }

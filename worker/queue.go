@@ -26,7 +26,8 @@ import (
 // slot to a waiter, so waiters are served in arrival order whichever worker
 // they are in. A worker that frees a slot while requests wait wakes the
 // worker holding the oldest ticket: itself through a channel, another
-// through that worker's wake pipe (the runtime's poller reads it).
+// through that worker's wake pipe (the runtime's poller reads it); a worker
+// woken with no waiter left passes the wake-up on to the next oldest's.
 
 // queues is this worker's side of the shared queues.
 type queues struct {
@@ -145,7 +146,11 @@ func (q *queues) run(ctx context.Context) {
 }
 
 // dispatch serves this worker's waiters while they hold the oldest tickets
-// and a slot is free.
+// and a slot is free. With none left here while others wait elsewhere, it
+// passes the wake-up on to the worker of the oldest of them: a release
+// wakes only one worker, which may have had fewer waiters than slots were
+// freed (two releases, one wake-up) or none left (its waiter gave up), and
+// a slot must not stay free until a tick while a request waits.
 func (lq *localQueue) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
@@ -162,6 +167,9 @@ func (lq *localQueue) dispatch() {
 		head.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
 		lq.remove(0)
 		head.got <- b
+	}
+	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
+		lq.q.wake(at)
 	}
 }
 

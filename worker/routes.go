@@ -73,6 +73,9 @@ type backendRoute struct {
 	authHeader string         // "Bearer …" from api_key_env, or empty
 	cell       *shm.Cell      // slots in use, counted across all workers
 	slots      int64
+	// siblings are the same server's cells under the other models that
+	// list it: the load it reports counts their requests too.
+	siblings []*shm.Cell
 	// kvSaturation, in millionths: above it the backend takes nothing new.
 	kvSaturation int64
 
@@ -82,19 +85,46 @@ type backendRoute struct {
 	carried      bool         // health state carried over from the table a reload replaced
 }
 
-// load is the backend's slots in use: the larger of the fleet's own count
-// (this gateway's requests in flight, all workers) and the backend's own
-// count of requests running and waiting, read from its /metrics by the
-// supervisor while that figure is fresh — other gateways, and clients that
-// go straight to the backend, use its slots too. full also reports a
-// KV cache above kv_saturation.
+// load is the backend's slots in use: this gateway's requests in flight
+// now (all workers). While the supervisor's last read of the backend's
+// /metrics is fresh, it is the server's whole load instead: the gateway's
+// requests to it now under every model that lists it, plus the part of
+// its own count of requests running and waiting that was not the
+// gateway's when it was read — other gateways, and clients that go
+// straight to the backend, use its slots too. (The whole figure read
+// would count the gateway's requests of that moment, ended since, and
+// hold newcomers in the queue behind free slots until the next read.)
+// full also reports a KV cache above kv_saturation.
 func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
 	used = b.cell.Total()
-	if load, kv, fresh := b.cell.ReportedLoad(regionNow); fresh {
-		used = max(used, load)
+	if others, kv, fresh := b.cell.OthersLoad(regionNow); fresh {
+		used += others
+		for _, c := range b.siblings {
+			used += c.Total()
+		}
 		full = kv > b.kvSaturation
 	}
 	return used, full || used >= b.slots
+}
+
+// linkSiblings gives every backend the cells of the same server (same URL)
+// under the other models of t.
+func linkSiblings(t *routeTable) {
+	byURL := map[string][]*backendRoute{}
+	for _, m := range t.order {
+		for _, b := range m.backends {
+			byURL[b.url] = append(byURL[b.url], b)
+		}
+	}
+	for _, same := range byURL {
+		for _, b := range same {
+			for _, o := range same {
+				if o != b && o.cell != nil {
+					b.siblings = append(b.siblings, o.cell)
+				}
+			}
+		}
+	}
 }
 
 // carryHealth copies, for every backend that the old table also had (same
@@ -214,6 +244,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 		t.models[m.Name] = mr
 		t.order = append(t.order, mr)
 	}
+	linkSiblings(t)
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
 	}

@@ -160,3 +160,33 @@ func TestReloadKeepsLocalQueue(t *testing.T) {
 		t.Fatal("a reload replaced the local queue of a model that stayed: its waiters would never be served")
 	}
 }
+
+// A server listed under two models reports its whole load: while that
+// read is fresh, each model's backend counts the gateway's requests to the
+// server now under both models, plus what the read held beyond the
+// gateway's own, so requests under either model that end count at once.
+func TestLoadOfServerSharedByModels(t *testing.T) {
+	rt := mustCompile(t, &config.Config{Models: []config.Model{
+		{Name: "a", Backends: []config.Backend{{URL: "http://h:1", Slots: 4}, {URL: "http://h:2", Slots: 4}}},
+		{Name: "b", Backends: []config.Backend{{URL: "http://h:1/", Slots: 4}}},
+	}})
+	a, b := rt.models["a"].backends[0], rt.models["b"].backends[0]
+	if len(a.siblings) != 1 || !a.siblings[0].Same(b.cell) || len(b.siblings) != 1 || len(rt.models["a"].backends[1].siblings) != 0 {
+		t.Fatal("the server's cells under the other model are not linked (and only they)")
+	}
+	a.cell.Add(0, 2)
+	b.cell.Add(0, 1)
+	if used, _ := a.load(0); used != 2 {
+		t.Fatalf("without a read of the server's load, a counts %d, want its own 2", used)
+	}
+	const now = 1000
+	a.cell.SetReportedLoad(4, 3, 0, now) // 3 of the server's 4 were the gateway's: 1 is another's
+	if used, full := a.load(now); used != 4 || !full {
+		t.Fatalf("a counts %d (full %v), want 2 + 1 (b) + 1 (another's) = 4, full", used, full)
+	}
+	b.cell.Add(0, -1) // b's request ends
+	a.cell.Add(0, -2) // and a's two
+	if used, full := a.load(now); used != 1 || full {
+		t.Fatalf("with the gateway's requests ended, a counts %d (full %v), want the other's 1", used, full)
+	}
+}

@@ -71,6 +71,7 @@ type Server struct {
 	checks   atomic.Int64  // GET /health requests answered
 	fail     atomic.Int64  // status completions are answered with; 0: answer them
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
+	metricsN atomic.Int64  // GET /metrics answered
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
@@ -121,6 +122,10 @@ func (s *Server) SetFailStatus(code int) { s.fail.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
+
+// MetricsReads is the number of /metrics pages answered so far: a test
+// awaits the next one to know the gateway has read the load of a moment.
+func (s *Server) MetricsReads() int64 { return s.metricsN.Load() }
 
 // Running is the number of requests being answered now.
 func (s *Server) Running() int { return int(s.running.Load()) }
@@ -423,4 +428,5 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"+
 		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} %g\n", s.running.Load(),
 		math.Float64frombits(s.kvUsage.Load()))
+	s.metricsN.Add(1)
 }
