@@ -219,3 +219,27 @@ func TestDeclaredLengthReservesLittle(t *testing.T) {
 		})
 	}
 }
+
+// A request whose only backend drops its connection is answered 502 at
+// once: its retries go only to backends in rotation. Before, each retry
+// waited in the queue for the ejected backend to come back (1 s, then 2 s)
+// and tried it again, ejecting it for longer each time.
+func TestRetryDoesNotWaitForEjectedBackend(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{Tokens: 2}, "") // model m: one backend, retries 2 (the default)
+	res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "x"),
+		map[string]string{"X-Fake-Drop": "1"})
+	checkError(t, "dropped request", res.StatusCode, body, 502, "upstream_unreachable", "reached")
+	var line map[string]any
+	await(t, "the usage line", func() bool {
+		for _, l := range g.usageLines() {
+			if l["status"] == 502.0 {
+				line = l
+				return true
+			}
+		}
+		return false
+	})
+	if line["attempts"] != 1.0 || line["queued"] != false || len(be.Received()) != 1 {
+		t.Fatalf("attempts %v, queued %v, backend received %d; want one attempt, never queued", line["attempts"], line["queued"], len(be.Received()))
+	}
+}

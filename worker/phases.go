@@ -317,10 +317,14 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 					"The backend closed the stream before its first event."))
 				return
 			}
-			out := b.eject(time.Now())
+			now := time.Now()
+			out := b.eject(now)
 			g.log.Warn("upstream request failed; backend out of rotation", "backend", b.url,
 				"attempt", attempt+1, "for", out.String(), "err", err)
-			if attempt < m.retries {
+			// A retry goes to a backend in rotation now: with every candidate
+			// out (one backend, say), it would wait in the queue for an
+			// ejected one to come back, and try it again.
+			if attempt < m.retries && anyHealthy(candidates, now) {
 				continue
 			}
 			g.fail(c, rec, errServer(http.StatusBadGateway, "upstream_unreachable",
@@ -893,6 +897,16 @@ func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError) {
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	writeError(c, e)
 	rec.bytesOut = int64(len(c.Response.Body()))
+}
+
+// anyHealthy reports whether one of bs is in rotation at now.
+func anyHealthy(bs []*backendRoute, now time.Time) bool {
+	for _, b := range bs {
+		if b.healthy(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // refuseUnread answers a request refused before its body was read. A body
