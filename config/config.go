@@ -373,9 +373,9 @@ func diff(out *[]string, field string, a, b any) {
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
 // per key, one per model (its queue), one per backend of each model, and
-// four for the gateway's own gauges.
+// five for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 4 + len(c.Keys) + len(c.Models)
+	n := 5 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}

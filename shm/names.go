@@ -60,11 +60,17 @@ func ConfigCellNames(c *config.Config) []string {
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
 
+// WorkerGoroutinesCell holds, as each worker's mark, its number of
+// goroutines, published twice a second (sluice_worker_goroutines): a figure
+// that only grows with traffic gone is a leak. An exited worker's mark is
+// cleared with the rest of its column.
+const WorkerGoroutinesCell = "stats/worker_goroutines"
+
 // statsPrefix begins the names of the stats cells.
 const statsPrefix = "stats/"
 
 // statsCellNames are the fixed cells every configuration has.
-var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell}
+var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell, WorkerGoroutinesCell}
 
 // CellNames lists every cell a configuration uses: the stats cells and its
 // keys', models' and backends'. A cell whose name is not in the list of the

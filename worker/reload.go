@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -68,10 +69,14 @@ const retireGrace = 2 * time.Second
 // cell, the oldest configuration generation a running request may still
 // use. The supervisor frees the cells of names a reload removed only once
 // every worker has moved past the generation that last had them.
+// It publishes the worker's goroutine count too (sluice_worker_goroutines).
 func (g *gateway) publishGenerations(ctx context.Context) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if g.goroutines != nil {
+			g.goroutines.SetMark(g.col, int64(runtime.NumGoroutine()))
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -71,6 +71,9 @@ type gateway struct {
 	// genCell's mark in this worker's column is the oldest configuration
 	// generation a running request may still use (see publishGenerations).
 	genCell *shm.Cell
+	// goroutines' mark in this worker's column is its goroutine count
+	// (sluice_worker_goroutines), published with the generation.
+	goroutines *shm.Cell
 	usage   *usageLog
 	log     *slog.Logger
 	maxBody atomic.Int64
@@ -126,6 +129,7 @@ func Run(ctx context.Context, o Options) error {
 	debug.SetGCPercent(cfg.GOGC)
 	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
 	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
+	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
 	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
 		return fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
 			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
