@@ -1,0 +1,348 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// workerCounts is what a worker holds that a leak makes grow: its open
+// file descriptors (/proc/PID/fd) and its goroutines
+// (sluice_worker_goroutines, by worker slot).
+type workerCounts struct {
+	fds        map[int]int    // by pid
+	goroutines map[string]int // by worker slot
+}
+
+func (c workerCounts) String() string {
+	var parts []string
+	pids := make([]int, 0, len(c.fds))
+	for pid := range c.fds {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	for _, pid := range pids {
+		parts = append(parts, fmt.Sprintf("pid %d: %d fds", pid, c.fds[pid]))
+	}
+	slots := make([]string, 0, len(c.goroutines))
+	for s := range c.goroutines {
+		slots = append(slots, s)
+	}
+	sort.Strings(slots)
+	for _, s := range slots {
+		parts = append(parts, fmt.Sprintf("worker %s: %d goroutines", s, c.goroutines[s]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// counts reads every worker's fds and goroutines now.
+func (g *gateway) counts() workerCounts {
+	g.t.Helper()
+	c := workerCounts{fds: map[int]int{}, goroutines: map[string]int{}}
+	for _, pid := range g.workerPIDs() {
+		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			g.t.Fatalf("worker %d: %v", pid, err)
+		}
+		c.fds[pid] = len(entries)
+	}
+	res, err := http.Get(g.AdminURL + "/metrics")
+	if err != nil {
+		g.t.Fatalf("scrape /metrics: %v", err)
+	}
+	defer res.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
+	if err != nil {
+		g.t.Fatalf("parse /metrics: %v", err)
+	}
+	if fam := fams["sluice_worker_goroutines"]; fam != nil {
+		for _, m := range fam.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "worker" {
+					c.goroutines[lp.GetValue()] = int(m.GetGauge().GetValue())
+				}
+			}
+		}
+	}
+	return c
+}
+
+// leakSlack is how far above its baseline a worker's fd or goroutine count
+// may settle: room for a health check's connection caught mid-round. The
+// leaks this guards against grow by one or two per request, over hundreds.
+const leakSlack = 3
+
+// awaitSettled waits until every worker of base is back within leakSlack of
+// its fds and goroutines there, and returns the counts it settled at. The
+// same workers must still run (a restart would hide a leak).
+func (g *gateway) awaitSettled(base workerCounts, what string) workerCounts {
+	g.t.Helper()
+	var now workerCounts
+	end := time.Now().Add(2 * deadline)
+	for {
+		now = g.counts()
+		ok := len(now.fds) == len(base.fds) && len(now.goroutines) == len(base.goroutines)
+		for pid, n := range base.fds {
+			m, found := now.fds[pid]
+			if !found {
+				g.t.Fatalf("%s: worker %d is gone (now %v)", what, pid, now)
+			}
+			ok = ok && m <= n+leakSlack
+		}
+		for s, n := range base.goroutines {
+			ok = ok && now.goroutines[s] <= n+leakSlack
+		}
+		if ok {
+			return now
+		}
+		if time.Now().After(end) {
+			g.t.Fatalf("%s: workers did not come back to their baseline\nbaseline %v\nnow      %v", what, base, now)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// awaitCounts waits until every worker publishes its goroutine count.
+func (g *gateway) awaitCounts(workers int) workerCounts {
+	g.t.Helper()
+	var c workerCounts
+	await(g.t, "every worker's goroutine count in /metrics", func() bool {
+		c = g.counts()
+		return len(c.goroutines) == workers && len(c.fds) == workers
+	})
+	return c
+}
+
+// failCase is one way a backend breaks, as the fake does it on request.
+type failCase struct {
+	name   string
+	header map[string]string // what makes the fake fail this way
+}
+
+// failCases is every failure the fake backend can produce: connection
+// refused (a backend that went away after its health check passed), each
+// X-Fake-Fail mode, and a head slower than every timeout.
+func failCases() []failCase {
+	cases := []failCase{{name: "refused"}, {name: "slow-head", header: map[string]string{"X-Fake-Delay-Ms": "4000"}}}
+	for _, mode := range fakevllm.FailModes {
+		cases = append(cases, failCase{name: mode, header: map[string]string{"X-Fake-Fail": mode}})
+	}
+	return cases
+}
+
+// leakModels renders a model entry per failure case, with and without
+// first_token_deadline, each on its own backends (of urls, or of dead for
+// "refused"): a backend a failure ejects is then out of rotation for its
+// own model only. Three backends and the default two retries: a failing
+// request tries each once.
+func leakModels(cases []failCase, urls, dead []string) string {
+	var b strings.Builder
+	for _, c := range cases {
+		for _, ft := range []bool{false, true} {
+			name, backends, health := c.name, urls, ""
+			if ft {
+				name += "-ft"
+			}
+			if c.name == "refused" {
+				// Not checked again after the first round: the backends
+				// close their ports after it, and must stay in rotation.
+				backends, health = dead, "\n    health: {interval: 1h}"
+			}
+			fmt.Fprintf(&b, "  - name: %s\n    affinity: none\n    load_interval: 0s%s\n    timeouts: {connect: 1s, stream_idle: 1s, total: 2s", name, health)
+			if ft {
+				b.WriteString(", first_token_deadline: 300ms")
+			}
+			b.WriteString("}\n    backends:\n")
+			for _, u := range backends {
+				fmt.Fprintf(&b, "      - url: %s\n        slots: 64\n", u)
+			}
+		}
+	}
+	return b.String()
+}
+
+// leakConfig is a two-worker gateway with model "ok" on a healthy backend
+// and the models of leakModels.
+func leakConfig(usage, ok, models string) string {
+	return fmt.Sprintf(`listen: 127.0.0.1:0
+admin: 127.0.0.1:0
+workers: 2
+pin_cpus: true
+shutdown_timeout: 5s
+usage_log: %s
+keys:
+  - name: all
+    sha256: %s
+    models: ["*"]
+models:
+  - name: ok
+    load_interval: 0s
+    backends:
+      - url: %s
+        slots: 64
+%s`, usage, sha(keyAll), ok, models)
+}
+
+// leakRequest sends one request of model on a connection of its own
+// (closed after it), reads the answer to its end, and returns its status.
+// With leave above 0 the client gives up after that long (status 0).
+func leakRequest(t *testing.T, g *gateway, model string, stream bool, hdr map[string]string, leave time.Duration) int {
+	ctx := context.Background()
+	if leave > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, leave)
+		defer cancel()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, stream, "leak?")))
+	req.Header.Set("Authorization", "Bearer "+keyAll)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := freshClient().Do(req)
+	if err != nil {
+		if leave == 0 {
+			t.Errorf("%s (stream %v): %v", model, stream, err)
+		}
+		return 0
+	}
+	io.Copy(io.Discard, res.Body) //nolint:errcheck // a cut answer is one of the cases
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// No failure of a backend leaves anything behind in a worker: every way
+// the fake can break an exchange (refused, reset before and after the
+// head, head then close, head then silence, a slow head past every timeout,
+// a head that is not HTTP, broken chunking, a close mid-answer), streamed
+// and whole, with and without first_token_deadline, several times each
+// over both workers; afterwards every worker's file descriptors and
+// goroutines come back to where they were before.
+//
+// Fails on the code before the fix: with first_token_deadline, a stream
+// whose backend sent its head and then closed, reset or broke its chunking
+// kept its connection open (one fd per request).
+func TestNoLeakOnFailurePaths(t *testing.T) {
+	ok := startBackend(t, fakevllm.Options{Tokens: 3})
+	var urls, dead []string
+	var deadServers []*fakevllm.Server
+	for i := 0; i < 3; i++ {
+		urls = append(urls, startBackend(t, fakevllm.Options{Tokens: 3}).URL())
+		d := startBackend(t, fakevllm.Options{Tokens: 3})
+		deadServers = append(deadServers, d)
+		dead = append(dead, d.URL())
+	}
+	cases := failCases()
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, leakConfig(usage, ok.URL(), leakModels(cases, urls, dead)))
+	g.UsageLog = usage
+	for _, d := range deadServers {
+		d.Close() // from now on its port refuses connections
+	}
+
+	// Warm up: what a worker makes once (its first connections, pools,
+	// buffers) is part of the baseline, not a leak.
+	for i := 0; i < 4; i++ {
+		leakRequest(t, g, "ok", i%2 == 0, nil, 0)
+	}
+	base := g.awaitCounts(2)
+	t.Logf("baseline: %v", base)
+
+	const perCase = 4 // per model, streamed and whole: over both workers
+	type job struct {
+		model  string
+		stream bool
+		hdr    map[string]string
+		leave  time.Duration // the client gives up after this long
+	}
+	var jobs []job
+	for _, c := range cases {
+		for _, suffix := range []string{"", "-ft"} {
+			for i := 0; i < perCase; i++ {
+				jobs = append(jobs, job{c.name + suffix, false, c.header, 0}, job{c.name + suffix, true, c.header, 0})
+			}
+			if c.name == "slow-head" || c.name == "silent-after-head" {
+				// And a client that leaves while the backend keeps it waiting
+				// (before and after first_token_deadline's retry).
+				for _, leave := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond} {
+					jobs = append(jobs, job{c.name + suffix, false, c.header, leave}, job{c.name + suffix, true, c.header, leave})
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[string]map[int]int{}
+	sem := make(chan struct{}, 16)
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			code := leakRequest(t, g, j.model, j.stream, j.hdr, j.leave)
+			key := j.model + map[bool]string{true: " stream", false: " whole"}[j.stream]
+			if j.leave > 0 {
+				key += " left"
+			}
+			mu.Lock()
+			if statuses[key] == nil {
+				statuses[key] = map[int]int{}
+			}
+			statuses[key][code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	peak := g.counts()
+	t.Logf("right after %d failing requests: %v", len(jobs), peak)
+
+	// Each failure was met for real, not only answered from an ejection.
+	await(t, "every usage line", func() bool { return len(g.usageLines()) == len(jobs)+4 })
+	reached := map[string]int{}
+	attempts := 0
+	for _, l := range g.usageLines() {
+		if l["model"] == "ok" {
+			continue
+		}
+		if n, _ := l["attempts"].(float64); n > 0 {
+			reached[l["model"].(string)]++
+			attempts += int(n)
+		}
+	}
+	for _, c := range cases {
+		for _, suffix := range []string{"", "-ft"} {
+			if reached[c.name+suffix] == 0 {
+				t.Errorf("no request of %s reached a backend: %v", c.name+suffix, statuses)
+			}
+		}
+	}
+	t.Logf("%d failing attempts on backends; statuses %v", attempts, statuses)
+
+	if os.Getenv("SLUICE_TEST_LEAK_LINES") != "" {
+		for _, l := range g.usageLines() {
+			t.Logf("%v %v %v %v %v %v", l["model"], l["stream"], l["status"], l["error"], l["attempts"], l["duration_ms"])
+		}
+	}
+	settled := g.awaitSettled(base, "after the failures")
+	t.Logf("settled: %v", settled)
+	for _, s := range []string{"0", "1"} {
+		if _, ok := settled.goroutines[s]; !ok {
+			t.Fatalf("no goroutine count for worker %s", s)
+		}
+	}
+}
