@@ -74,9 +74,9 @@ type gateway struct {
 	// goroutines' mark in this worker's column is its goroutine count
 	// (sluice_worker_goroutines), published with the generation.
 	goroutines *shm.Cell
-	usage   *usageLog
-	log     *slog.Logger
-	maxBody atomic.Int64
+	usage      *usageLog
+	log        *slog.Logger
+	maxBody    atomic.Int64
 	// shutdownTimeout is the running configuration's shutdown_timeout,
 	// read when the drain begins (a reload may have changed it).
 	shutdownTimeout atomic.Int64
