@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +116,23 @@ func (g *gateway) awaitSettled(base workerCounts, what string) workerCounts {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// awaitQuiet waits until the workers' counts hold still (the same in two
+// readings more than a publishing interval apart) and returns them: a
+// baseline taken while the last requests wind down would be too high.
+func (g *gateway) awaitQuiet(workers int) workerCounts {
+	g.t.Helper()
+	last := g.awaitCounts(workers)
+	var c workerCounts
+	await(g.t, "the workers' counts to hold still", func() bool {
+		time.Sleep(time.Second) // twice the publishing interval: a new reading
+		c = g.counts()
+		same := c.String() == last.String()
+		last = c
+		return same
+	})
+	return c
 }
 
 // awaitCounts waits until every worker publishes its goroutine count.
@@ -345,4 +363,99 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 			t.Fatalf("no goroutine count for worker %s", s)
 		}
 	}
+}
+
+// soakTraffic runs moderate traffic until stop: loops of streams of model
+// "m" and loops of small whole answers of "m-alias", each request on a
+// connection of its own, and returns how many were sent and failed.
+func soakTraffic(t *testing.T, g *gateway) (stop func() (sent, failed int64)) {
+	var sentN, failedN atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := freshClient()
+			model, stream := "m-alias", false
+			if w%3 == 0 {
+				model, stream = "m", true // a third of the loops stream
+			}
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, stream, "soak")))
+				req.Header.Set("Authorization", "Bearer "+keyAll)
+				res, err := client.Do(req)
+				sentN.Add(1)
+				if err == nil {
+					_, err = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if err == nil && res.StatusCode != 200 {
+						err = fmt.Errorf("%s", res.Status)
+					}
+				}
+				if err != nil {
+					failedN.Add(1)
+					t.Errorf("soak request: %v", err)
+				}
+				time.Sleep(5 * time.Millisecond) // pacing, not synchronisation: moderate, not flat out
+			}
+		}()
+	}
+	var once sync.Once
+	stop = func() (int64, int64) {
+		once.Do(func() { close(done); wg.Wait() })
+		return sentN.Load(), failedN.Load()
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// Reloads leave nothing behind: the same traffic, first without reloads
+// (the baseline, once idle), then with a reload every second or so that
+// adds and removes a backend, a model, and changes a model's connect
+// timeout (new pools) and health interval; once idle again every worker is
+// back within leakSlack of the baseline's fds and goroutines.
+//
+// Fails on the code before the fix: each reload left every worker a health
+// checker's HTTP client with a kept connection (two goroutines and an fd
+// per backend) that nothing closed.
+func TestReloadSoakNoLeak(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 4, Interval: 10 * time.Millisecond})
+	other := startBackend(t, fakevllm.Options{Tokens: 1})
+	base := baseConfig(be.URL(), "off", "")
+	variants := []string{
+		withBackend(base, other.URL()), // a backend comes (new cell, health-checked before the swap)
+		base,                           // and goes (its pool closed once no request uses it)
+		strings.Replace(withBackend(base, other.URL()), "  - name: m-alias\n", // new pools for m-alias
+			"  - name: m-alias\n    timeouts: {connect: 3s}\n    health: {interval: 1s}\n", 1),
+		base + "  - name: m-extra\n    backends:\n      - url: " + other.URL() + "\n        slots: 4\n", // a model comes
+	}
+	g := startGateway(t, base)
+	g.awaitCounts(2)
+
+	const soak = 6 * time.Second
+	stop := soakTraffic(t, g)
+	time.Sleep(soak) // the traffic's length, not a synchronisation
+	sent, failed := stop()
+	before := g.awaitQuiet(2)
+	t.Logf("without reloads: %d requests (%d failed); idle after: %v", sent, failed, before)
+
+	stop = soakTraffic(t, g)
+	reloads := 0
+	for end := time.Now().Add(soak); time.Now().Before(end); reloads++ {
+		g.reloadWith(variants[reloads%len(variants)])
+		time.Sleep(time.Second) // between reloads: traffic runs on the new table
+	}
+	g.reloadWith(base) // back to where it began
+	reloads++
+	sent, failed = stop()
+	peak := g.counts()
+	t.Logf("with %d reloads: %d requests (%d failed); right after: %v", reloads, sent, failed, peak)
+	after := g.awaitSettled(before, fmt.Sprintf("idle after %d reloads", reloads))
+	t.Logf("idle after the reloads: %v", after)
 }

@@ -43,8 +43,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 	}
 	rt.gen = gen
 	rt.carryHealth(old)
-	hctx, stopHealth := context.WithCancel(context.Background())
-	checkHealth(hctx, rt, g.log)
+	stopHealth := checkHealth(rt, g.log)
 	if err := g.usage.retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
 		stopHealth()
 		return fmt.Errorf("usage_log: %w", err)

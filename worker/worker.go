@@ -84,7 +84,7 @@ type gateway struct {
 
 	applyMu    sync.Mutex    // one reload at a time
 	retired    []*routeTable // tables replaced by a reload, until no request runs on them
-	stopHealth context.CancelFunc
+	stopHealth func()        // ends the current table's health checks (checkHealth)
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -149,10 +149,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Health checks run for the worker's life; the first round completes
 	// before the worker reports ready.
-	hctx, stopHealth := context.WithCancel(context.Background())
-	g.stopHealth = stopHealth
+	g.stopHealth = checkHealth(routes, o.Log)
 	defer func() { g.applyMu.Lock(); g.stopHealth(); g.applyMu.Unlock() }()
-	checkHealth(hctx, routes, o.Log)
 	go g.publishGenerations(qctx)
 	// SIGUSR1: reopen the usage log (logrotate renamed it).
 	usr1 := make(chan os.Signal, 1)
