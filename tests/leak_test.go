@@ -148,15 +148,21 @@ func (g *gateway) awaitCounts(workers int) workerCounts {
 
 // failCase is one way a backend breaks, as the fake does it on request.
 type failCase struct {
-	name   string
-	header map[string]string // what makes the fake fail this way
+	name      string
+	header    map[string]string // what makes the fake fail this way
+	wholeOnly bool              // not asked as a stream
 }
 
 // failCases is every failure the fake backend can produce: connection
 // refused (a backend that went away after its health check passed), each
 // X-Fake-Fail mode, and a head slower than every timeout.
 func failCases() []failCase {
-	cases := []failCase{{name: "refused"}, {name: "slow-head", header: map[string]string{"X-Fake-Delay-Ms": "4000"}}}
+	cases := []failCase{{name: "refused"}, {name: "slow-head", header: map[string]string{"X-Fake-Delay-Ms": "4000"}},
+		// A whole answer past 1 MiB, relayed as it arrives, cut after 1.2 MB
+		// of its 1.6 MB (with a Content-Length, and chunked).
+		{name: "large-cut", header: map[string]string{"X-Fake-Tokens": "400000", "X-Fake-Break-After": "1200000"}, wholeOnly: true},
+		{name: "large-cut-chunked", header: map[string]string{"X-Fake-Tokens": "400000", "X-Fake-Break-After": "1200000", "X-Fake-Chunked": "1"}, wholeOnly: true},
+	}
 	for _, mode := range fakevllm.FailModes {
 		cases = append(cases, failCase{name: mode, header: map[string]string{"X-Fake-Fail": mode}})
 	}
@@ -247,8 +253,9 @@ func leakRequest(t *testing.T, g *gateway, model string, stream bool, hdr map[st
 // the fake can break an exchange (refused, reset before and after the
 // head, head then close, head then silence, a slow head past every timeout,
 // a head that is not HTTP, broken chunking, a close mid-answer), streamed
-// and whole, with and without first_token_deadline, several times each
-// over both workers; afterwards every worker's file descriptors and
+// and whole (also past 1 MiB, relayed as it arrives), with and without
+// first_token_deadline, several times each over both workers, and clients
+// that leave while the backend stalls or mid-stream; afterwards every worker's file descriptors and
 // goroutines come back to where they were before.
 //
 // Fails on the code before the fix: with first_token_deadline, a stream
@@ -277,7 +284,7 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		leakRequest(t, g, "ok", i%2 == 0, nil, 0)
 	}
-	base := g.awaitCounts(2)
+	base := g.awaitQuiet(2)
 	t.Logf("baseline: %v", base)
 
 	const perCase = 4 // per model, streamed and whole: over both workers
@@ -291,7 +298,10 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 	for _, c := range cases {
 		for _, suffix := range []string{"", "-ft"} {
 			for i := 0; i < perCase; i++ {
-				jobs = append(jobs, job{c.name + suffix, false, c.header, 0}, job{c.name + suffix, true, c.header, 0})
+				jobs = append(jobs, job{c.name + suffix, false, c.header, 0})
+				if !c.wholeOnly {
+					jobs = append(jobs, job{c.name + suffix, true, c.header, 0})
+				}
 			}
 			if c.name == "slow-head" || c.name == "silent-after-head" {
 				// And a client that leaves while the backend keeps it waiting
@@ -301,6 +311,11 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Clients that leave mid-answer, from a backend that does not fail.
+	slow := map[string]string{"X-Fake-Tokens": "20", "X-Fake-Interval-Ms": "100", "X-Fake-Delay-Ms": "100"}
+	for i := 0; i < perCase; i++ {
+		jobs = append(jobs, job{"ok", true, slow, 400 * time.Millisecond}, job{"ok", false, slow, 50 * time.Millisecond})
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -335,7 +350,7 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 	attempts := 0
 	for _, l := range g.usageLines() {
 		if l["model"] == "ok" {
-			continue
+			continue // the warm-up and the clients that left
 		}
 		if n, _ := l["attempts"].(float64); n > 0 {
 			reached[l["model"].(string)]++
