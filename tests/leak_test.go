@@ -201,14 +201,17 @@ func leakModels(cases []failCase, urls, dead []string) string {
 }
 
 // leakConfig is a two-worker gateway with model "ok" on a healthy backend
-// and the models of leakModels.
-func leakConfig(usage, ok, models string) string {
+// and the models of leakModels. Request bodies past 1 KiB go to temporary
+// files in spillDir (a file per request, open until its response starts).
+func leakConfig(usage, spillDir, ok, models string) string {
 	return fmt.Sprintf(`listen: 127.0.0.1:0
 admin: 127.0.0.1:0
 workers: 2
 pin_cpus: true
 shutdown_timeout: 5s
 usage_log: %s
+body_memory: 1KiB
+body_temp_dir: %s
 keys:
   - name: all
     sha256: %s
@@ -219,8 +222,12 @@ models:
     backends:
       - url: %s
         slots: 64
-%s`, usage, sha(keyAll), ok, models)
+%s`, usage, spillDir, sha(keyAll), ok, models)
 }
+
+// leakPrompt makes a request body large enough to go to a temporary file
+// (leakConfig's body_memory), and not read with the request's head.
+var leakPrompt = strings.Repeat("does anything leak? ", 64<<10/20)
 
 // leakRequest sends one request of model on a connection of its own
 // (closed after it), reads the answer to its end, and returns its status.
@@ -232,7 +239,7 @@ func leakRequest(t *testing.T, g *gateway, model string, stream bool, hdr map[st
 		ctx, cancel = context.WithTimeout(ctx, leave)
 		defer cancel()
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, stream, "leak?")))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, stream, leakPrompt)))
 	req.Header.Set("Authorization", "Bearer "+keyAll)
 	for k, v := range hdr {
 		req.Header.Set(k, v)
@@ -255,7 +262,8 @@ func leakRequest(t *testing.T, g *gateway, model string, stream bool, hdr map[st
 // a head that is not HTTP, broken chunking, a close mid-answer), streamed
 // and whole (also past 1 MiB, relayed as it arrives), with and without
 // first_token_deadline, several times each over both workers, and clients
-// that leave while the backend stalls or mid-stream; afterwards every worker's file descriptors and
+// that leave while the backend stalls or mid-stream, every request body in
+// a temporary file (body_memory); afterwards every worker's file descriptors and
 // goroutines come back to where they were before.
 //
 // Fails on the code before the fix: with first_token_deadline, a stream
@@ -273,7 +281,7 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 	}
 	cases := failCases()
 	usage := filepath.Join(t.TempDir(), "usage.log")
-	g := startGateway(t, leakConfig(usage, ok.URL(), leakModels(cases, urls, dead)))
+	g := startGateway(t, leakConfig(usage, t.TempDir(), ok.URL(), leakModels(cases, urls, dead)))
 	g.UsageLog = usage
 	for _, d := range deadServers {
 		d.Close() // from now on its port refuses connections
@@ -370,6 +378,9 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 		for _, l := range g.usageLines() {
 			t.Logf("%v %v %v %v %v %v", l["model"], l["stream"], l["status"], l["error"], l["attempts"], l["duration_ms"])
 		}
+	}
+	if n, _ := g.metric("sluice_request_bodies_spilled_total", nil); n < float64(len(jobs)) {
+		t.Errorf("%v request bodies went to temporary files; want every one of the %d", n, len(jobs))
 	}
 	settled := g.awaitSettled(base, "after the failures")
 	t.Logf("settled: %v", settled)
