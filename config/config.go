@@ -418,9 +418,9 @@ func (c *Config) AdminToken() string {
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
 // per key, one per model (its queue), one per backend of each model, and
-// five for the gateway's own gauges.
+// six for the gateway's own gauges.
 func (c *Config) CellsNeeded() int {
-	n := 5 + len(c.Keys) + len(c.Models)
+	n := 6 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
 		n += len(m.Backends)
 	}

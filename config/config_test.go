@@ -90,7 +90,7 @@ func TestParseProblems(t *testing.T) {
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
-		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 8 shared-memory cells", "raise shm_cells"}},
+		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 9 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
 		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},
 		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "not a size"}},

@@ -295,7 +295,7 @@ func (c *Config) validate() Problems {
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {
-		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and five for the gateway's own gauges) "+
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and six for the gateway's own gauges) "+
 			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps

@@ -69,11 +69,17 @@ const ConnCell = "stats/client_connections"
 // RefusedConnsScalar is ConnCell's count of connections refused over the cap.
 const RefusedConnsScalar = 0
 
+// WorkerGoroutinesCell holds, as each worker's mark, its number of
+// goroutines, published twice a second (sluice_worker_goroutines): a figure
+// that only grows with traffic gone is a leak. An exited worker's mark is
+// cleared with the rest of its column.
+const WorkerGoroutinesCell = "stats/worker_goroutines"
+
 // statsPrefix begins the names of the stats cells.
 const statsPrefix = "stats/"
 
 // statsCellNames are the fixed cells every configuration has.
-var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell, ConnCell}
+var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell, ConnCell, WorkerGoroutinesCell}
 
 // CellNames lists every cell a configuration uses: the stats cells and its
 // keys', models' and backends'. A cell whose name is not in the list of the

@@ -422,6 +422,9 @@ func (c *Cell) Release(col int) { atomic.AddInt64(&c.w[cColumns+col], -1) }
 // SetMark sets worker column col's mark (a queue's oldest local ticket).
 func (c *Cell) SetMark(col int, v int64) { atomic.StoreInt64(&c.w[cColumns+c.cols+col], v) }
 
+// Mark returns worker column col's mark (NoMark when unset).
+func (c *Cell) Mark(col int) int64 { return atomic.LoadInt64(&c.w[cColumns+c.cols+col]) }
+
 // MinMark returns the smallest mark over all columns and its column;
 // NoMark and -1 when none is set.
 func (c *Cell) MinMark() (int64, int) {

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"net/http"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,6 +95,8 @@ var (
 		"Worker slots with a worker accepting connections.", nil, nil)
 	descWorkers = prometheus.NewDesc("sluice_workers",
 		"Worker slots.", nil, nil)
+	descGoroutines = prometheus.NewDesc("sluice_worker_goroutines",
+		"Goroutines of a worker (published by the worker twice a second): one that keeps growing with traffic gone is a leak.", []string{"worker"}, nil)
 	descCellsUsed = prometheus.NewDesc("sluice_shm_cells_used",
 		"Cells allocated in the shared-memory region.", nil, nil)
 	descCells = prometheus.NewDesc("sluice_shm_cells",
@@ -149,10 +152,16 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	if cell := r.Lookup(shm.FleetCell); cell != nil {
 		gauge(descFleet, float64(max(1, atomic.LoadInt64(cell.Scalar(0)))))
 	}
+	goroutines := r.Lookup(shm.WorkerGoroutinesCell)
 	ready := 0
 	for _, sl := range s.slots {
 		if sl.ready.Load() {
 			ready++
+		}
+		if goroutines != nil {
+			if n := goroutines.Mark(sl.col); n != shm.NoMark {
+				gauge(descGoroutines, float64(n), strconv.Itoa(sl.n))
+			}
 		}
 	}
 	gauge(descWorkersReady, float64(ready))

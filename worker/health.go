@@ -38,17 +38,26 @@ func (b *backendRoute) eject(now time.Time) time.Duration {
 }
 
 // checkHealth runs the active health checks of every backend of t until
-// ctx ends: GET health.path every health.interval, up on a 2xx. The first
-// round runs before it returns, so a worker starts with a real view — except
-// for backends whose state a reload carried over: they keep it until their
-// next check.
-func checkHealth(ctx context.Context, t *routeTable, log *slog.Logger) {
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}}
-	var first sync.WaitGroup
+// stop is called: GET health.path every health.interval, up on a 2xx. The
+// first round runs before it returns, so a worker starts with a real view —
+// except for backends whose state a reload carried over: they keep it until
+// their next check.
+//
+// stop returns once every checker has ended, and closes the connections
+// they kept: each table (each reload, each backend change Nomad finds) has
+// checkers of its own, and the kept connections of a replaced table's
+// client (an fd and two goroutines of net/http's each) were never closed.
+func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}
+	client := &http.Client{Transport: transport}
+	var first, running sync.WaitGroup
 	for _, m := range t.order {
 		for _, b := range m.backends {
 			first.Add(1)
+			running.Add(1)
 			go func() {
+				defer running.Done()
 				probe := func() {
 					timeout := min(m.healthInterval, 2*time.Second)
 					pctx, cancel := context.WithTimeout(ctx, timeout)
@@ -88,4 +97,9 @@ func checkHealth(ctx context.Context, t *routeTable, log *slog.Logger) {
 		}
 	}
 	first.Wait()
+	return func() {
+		cancel()
+		running.Wait()
+		transport.CloseIdleConnections()
+	}
 }

@@ -290,8 +290,15 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 		if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
 			prefix, err = readFirst(res.Body)
 			if !ft.arrived() {
-				res.Body.Close()
 				err = errFirstToken
+			}
+			if err != nil {
+				// The head came but no first event: this response is done
+				// with, whatever comes next (a retry, or an error). Left
+				// open, its connection stayed open for good (an fd per
+				// request: TestNoLeakOnFailurePaths).
+				res.Body.Close()
+				res = nil
 			}
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -42,8 +43,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 	}
 	rt.gen = gen
 	rt.carryHealth(old)
-	hctx, stopHealth := context.WithCancel(context.Background())
-	checkHealth(hctx, rt, g.log)
+	stopHealth := checkHealth(rt, g.log)
 	if err := g.usage.retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
 		stopHealth()
 		return fmt.Errorf("usage_log: %w", err)
@@ -69,10 +69,14 @@ const retireGrace = 2 * time.Second
 // cell, the oldest configuration generation a running request may still
 // use. The supervisor frees the cells of names a reload removed only once
 // every worker has moved past the generation that last had them.
+// It publishes the worker's goroutine count too (sluice_worker_goroutines).
 func (g *gateway) publishGenerations(ctx context.Context) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if g.goroutines != nil {
+			g.goroutines.SetMark(g.col, int64(runtime.NumGoroutine()))
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -71,9 +71,12 @@ type gateway struct {
 	// genCell's mark in this worker's column is the oldest configuration
 	// generation a running request may still use (see publishGenerations).
 	genCell *shm.Cell
-	usage   *usageLog
-	log     *slog.Logger
-	maxBody atomic.Int64
+	// goroutines' mark in this worker's column is its goroutine count
+	// (sluice_worker_goroutines), published with the generation.
+	goroutines *shm.Cell
+	usage      *usageLog
+	log        *slog.Logger
+	maxBody    atomic.Int64
 	// client holds the client-side bounds: timeouts, worker_connections.
 	client clientBounds
 	// shutdownTimeout is the running configuration's shutdown_timeout,
@@ -83,7 +86,7 @@ type gateway struct {
 
 	applyMu    sync.Mutex    // one reload at a time
 	retired    []*routeTable // tables replaced by a reload, until no request runs on them
-	stopHealth context.CancelFunc
+	stopHealth func()        // ends the current table's health checks (checkHealth)
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -129,6 +132,7 @@ func Run(ctx context.Context, o Options) error {
 	debug.SetGCPercent(cfg.GOGC)
 	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
 	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
+	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
 	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
 		return fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
 			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
@@ -148,10 +152,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Health checks run for the worker's life; the first round completes
 	// before the worker reports ready.
-	hctx, stopHealth := context.WithCancel(context.Background())
-	g.stopHealth = stopHealth
+	g.stopHealth = checkHealth(routes, o.Log)
 	defer func() { g.applyMu.Lock(); g.stopHealth(); g.applyMu.Unlock() }()
-	checkHealth(hctx, routes, o.Log)
 	go g.publishGenerations(qctx)
 	// SIGUSR1: reopen the usage log (logrotate renamed it).
 	usr1 := make(chan os.Signal, 1)

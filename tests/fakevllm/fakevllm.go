@@ -17,6 +17,9 @@
 //	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
 //	X-Fake-Prompt-Logprobs: N  a chat answer's prompt_logprobs (after its usage, as vLLM puts them): N entries
 //	X-Fake-Drop: 1           no answer at all: the connection is closed once the request is read
+//	X-Fake-Fail: MODE        the answer fails, after the request was read whole (FailModes):
+//	                         reset, reset-after-head, close-after-head, silent-after-head,
+//	                         garbage-head, bad-chunk, close-mid
 package fakevllm
 
 import (
@@ -28,6 +31,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +73,7 @@ type Server struct {
 	running  atomic.Int64
 	healthy  atomic.Bool
 	checks   atomic.Int64  // GET /health requests answered
-	fail     atomic.Int64  // status completions are answered with; 0: answer them
+	failWith atomic.Int64  // status completions are answered with; 0: answer them
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
 	metricsN atomic.Int64  // GET /metrics answered
 	mu       sync.Mutex
@@ -91,7 +95,7 @@ func Start(addr string, o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}}
 	s.healthy.Store(true)
-	s.fail.Store(int64(o.FailStatus))
+	s.failWith.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.completion)
 	mux.HandleFunc("POST /v1/completions", s.completion)
@@ -118,7 +122,7 @@ func (s *Server) HealthChecks() int { return int(s.checks.Load()) }
 
 // SetFailStatus makes completions answer with status code (an error in
 // OpenAI's shape), or normally again with 0, as Options.FailStatus does.
-func (s *Server) SetFailStatus(code int) { s.fail.Store(int64(code)) }
+func (s *Server) SetFailStatus(code int) { s.failWith.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
@@ -216,13 +220,17 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if code := int(s.fail.Load()); code != 0 {
+	if code := int(s.failWith.Load()); code != 0 {
 		writeError(w, code, "the fake backend is set to fail")
 		return
 	}
 	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
 	if req.MaxTokens > 0 && req.MaxTokens < tokens {
 		tokens = req.MaxTokens
+	}
+	if mode := r.Header.Get("X-Fake-Fail"); mode != "" {
+		s.fail(w, mode, req.Stream)
+		return
 	}
 	if name := r.Header.Get("X-Fake-Hold-Headers"); name != "" {
 		select {
@@ -268,6 +276,76 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-s.gate(name):
 		case <-r.Context().Done():
+		}
+	}
+}
+
+// FailModes are the values of X-Fake-Fail: the ways a backend can break
+// an answer, each at a different point of the exchange.
+var FailModes = []string{
+	"reset",             // the connection is reset (RST) before anything is sent
+	"reset-after-head",  // the response head, then a reset
+	"close-after-head",  // the response head, then a clean close (FIN): the body ends early
+	"silent-after-head", // the response head, then nothing until the client closes
+	"garbage-head",      // a response head that is not HTTP, then nothing until the client closes
+	"bad-chunk",         // a chunked head, then a chunk size that is not hex, then nothing until the client closes
+	"close-mid",         // part of the answer (a stream's first event, half a JSON body), then a clean close
+}
+
+// fail answers with a broken exchange (X-Fake-Fail: mode), on the raw
+// connection: the head is what vLLM would send for this request (an event
+// stream, or JSON with its Content-Length). Modes that wait for the client
+// hold until it closes the connection (at most a minute): the gateway must
+// be the one to let go.
+func (s *Server) fail(w http.ResponseWriter, mode string, stream bool) {
+	hj, ok := w.(http.Hijacker)
+	if !ok || !slices.Contains(FailModes, mode) {
+		writeError(w, http.StatusBadRequest, "unknown X-Fake-Fail mode "+strconv.Quote(mode))
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	body := `{"id":"cmpl-fail","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"tok tok tok"},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"total_tokens":4,"completion_tokens":3}}`
+	event := "data: " + `{"id":"cmpl-fail","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"tok"},"finish_reason":null}]}` + "\n\n"
+	head := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	if stream {
+		head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+	}
+	reset := func() {
+		if tc, ok := conn.(*net.TCPConn); ok {
+			tc.SetLinger(0) //nolint:errcheck // a plain close is still a failure
+		}
+	}
+	waitClose := func() {
+		conn.SetReadDeadline(time.Now().Add(time.Minute)) //nolint:errcheck
+		io.Copy(io.Discard, conn)                         //nolint:errcheck // until the client closes
+	}
+	switch mode {
+	case "reset":
+		reset()
+	case "reset-after-head":
+		io.WriteString(conn, head) //nolint:errcheck
+		reset()
+	case "close-after-head":
+		io.WriteString(conn, head) //nolint:errcheck
+	case "silent-after-head":
+		io.WriteString(conn, head) //nolint:errcheck
+		waitClose()
+	case "garbage-head":
+		io.WriteString(conn, "SPDY/9 bogus\r\n\x00\x01 not a header\r\n\r\n") //nolint:errcheck
+		waitClose()
+	case "bad-chunk":
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: "+map[bool]string{true: "text/event-stream", false: "application/json"}[stream]+
+			"\r\nTransfer-Encoding: chunked\r\n\r\nzz-not-hex\r\n"+event+"\r\n") //nolint:errcheck
+		waitClose()
+	case "close-mid":
+		if stream {
+			io.WriteString(conn, head+fmt.Sprintf("%x\r\n%s\r\n", len(event), event)) //nolint:errcheck
+		} else {
+			io.WriteString(conn, head+body[:len(body)/2]) //nolint:errcheck
 		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -42,7 +43,7 @@ import (
 type Options struct {
 	ConnectTimeout time.Duration // dialing (and a TLS handshake); default 2s
 	MaxIdle        int           // idle connections kept; default 1024
-	IdleTimeout    time.Duration // an idle connection is closed after this; default 90s
+	IdleTimeout    time.Duration // an idle connection is closed after this (or when the backend closes it); default 90s
 	TLSConfig      *tls.Config   // https: nil verifies against the system's roots
 }
 
@@ -59,6 +60,11 @@ type Pool struct {
 	mu     sync.Mutex
 	idle   []*conn // most recently used last
 	closed bool
+	// janitor closes idle connections once they pass idleTimeout, armed
+	// while any is idle: without it they were closed only when the pool was
+	// next used, so a burst left its connections open in an idle gateway.
+	janitor *time.Timer
+	armed   bool
 }
 
 // New returns the pool for a backend at baseURL (http or https://host[:port]).
@@ -303,29 +309,75 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	c = &conn{nc: nc, raw: raw}
 	c.meter.nc = nc
 	c.br = bufio.NewReaderSize(&c.meter, readBufferSize)
+	// A backend that closes a kept connection (vLLM does after 5 s idle)
+	// gets it closed here at once, not left half-closed until the pool is
+	// next used: netpoll tells, from its poller, when the peer hangs up.
+	if d, ok := raw.(disconnectNotifier); ok {
+		d.SetOnDisconnect(func(context.Context, netpoll.Connection) { p.drop(c) }) //nolint:errcheck // never fails
+	}
 	return c, false, nil
 }
 
-// put returns a connection whose response was read to its end, and closes
-// those idle past the timeout at the other end of the stack.
+// disconnectNotifier is netpoll's connection's hook for the peer's hang-up
+// (not in its Connection interface).
+type disconnectNotifier interface {
+	SetOnDisconnect(netpoll.OnDisconnect) error
+}
+
+// drop closes c if it is idle in the pool (the backend closed it); one in
+// use is its user's to close.
+func (p *Pool) drop(c *conn) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, c)
+	if i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		go c.nc.Close() // not from within netpoll's poller callback
+	}
+}
+
+// put returns a connection whose response was read to its end (one the
+// backend has already closed is closed instead).
 func (p *Pool) put(c *conn) {
 	c.idleAt = time.Now()
 	p.mu.Lock()
-	if p.closed || len(p.idle) >= p.maxIdle {
+	if p.closed || len(p.idle) >= p.maxIdle || !c.raw.IsActive() {
 		p.mu.Unlock()
 		c.nc.Close()
 		return
 	}
 	p.idle = append(p.idle, c)
-	var expired []*conn
-	for len(p.idle) > 1 && c.idleAt.Sub(p.idle[0].idleAt) > p.idleTimeout {
-		expired = append(expired, p.idle[0])
-		p.idle[0] = nil
-		p.idle = p.idle[1:]
+	if !p.armed {
+		p.armed = true
+		if p.janitor == nil {
+			p.janitor = time.AfterFunc(p.idleTimeout, p.expire)
+		} else {
+			p.janitor.Reset(p.idleTimeout)
+		}
 	}
 	p.mu.Unlock()
-	for _, e := range expired {
-		e.nc.Close()
+}
+
+// expire closes the idle connections past idleTimeout (the oldest are
+// first) and waits for the next to pass it, while any is idle.
+func (p *Pool) expire() {
+	now := time.Now()
+	p.mu.Lock()
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].idleAt) >= p.idleTimeout {
+		n++
+	}
+	expired := slices.Clone(p.idle[:n])
+	p.idle = slices.Delete(p.idle, 0, n)
+	p.armed = len(p.idle) > 0 && !p.closed
+	if p.armed {
+		p.janitor.Reset(p.idle[0].idleAt.Add(p.idleTimeout).Sub(now))
+	}
+	p.mu.Unlock()
+	for _, c := range expired {
+		c.nc.Close()
 	}
 }
 
@@ -342,6 +394,9 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle, p.closed = nil, true
+	if p.janitor != nil {
+		p.janitor.Stop()
+	}
 	p.mu.Unlock()
 	for _, c := range idle {
 		c.nc.Close()

@@ -473,3 +473,55 @@ func TestBufferedCountsWhatArrived(t *testing.T) {
 		t.Error("Buffered() = 0 with most of the burst unread")
 	}
 }
+
+// awaitIdle waits until the pool keeps n idle connections.
+func awaitIdle(t *testing.T, p *Pool, n int, why string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Idle() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: idle connections = %d; want %d", why, p.Idle(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// getOK sends a request and reads its answer to the end (the connection
+// goes back to the pool).
+func getOK(t *testing.T, p *Pool) {
+	t.Helper()
+	res, err := p.Do(context.Background(), post([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+}
+
+// Idle connections are closed once they pass IdleTimeout, with no further
+// use of the pool (they used to wait for the next request: a burst left its
+// connections open in a gateway that then went quiet).
+func TestIdleConnectionsExpireWithoutTraffic(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	p, err := New(srv.URL, Options{IdleTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	getOK(t, p) // its connection is kept, then closed with no further use
+	awaitIdle(t, p, 0, "past IdleTimeout, no traffic")
+	getOK(t, p) // and the janitor runs again for the next
+	awaitIdle(t, p, 0, "past IdleTimeout again")
+}
+
+// A kept connection the backend closes (vLLM closes idle ones after 5 s)
+// is closed and dropped from the pool at once.
+func TestConnectionClosedByBackendLeavesThePool(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p := newPool(t, srv.URL)
+	getOK(t, p)
+	awaitIdle(t, p, 0, "after the backend closed its idle connection")
+}
