@@ -200,7 +200,7 @@ func TestGatewayErrors(t *testing.T) {
 		{"long unknown model", "/v1/chat/completions", keyAll, chatBody(strings.Repeat("g", 4000), false, "x"), 404, "model_not_found", "ggg"},
 		{"malformed json", "/v1/chat/completions", keyAll, []byte(`{"model":"m",]`), 400, "invalid_json", "offset 13"},
 		{"missing model", "/v1/chat/completions", keyAll, []byte(`{"messages":[]}`), 400, "missing_model", "model"},
-		{"model not a string", "/v1/chat/completions", keyAll, []byte(`{"model":7}`), 400, "missing_model", "model"},
+		{"model not a string", "/v1/chat/completions", keyAll, []byte(`{"model":7}`), 400, "invalid_field", "model must be a string"},
 		{"too large", "/v1/chat/completions", keyAll, chatBody("m", false, strings.Repeat("a", 65<<10)), 413, "request_too_large", "65536"},
 		{"unknown path", "/v1/nothing", keyAll, []byte(`{}`), 404, "unknown_url", "/v1/nothing"},
 	}
@@ -219,9 +219,9 @@ func TestGatewayErrors(t *testing.T) {
 		if n, _ := line["bytes_out"].(float64); n <= 0 {
 			t.Errorf("%s: usage line bytes_out %v for an error body", name, line["bytes_out"])
 		}
-		for _, field := range []string{"path", "model"} {
-			if v, _ := line[field].(string); len(v) > 512 {
-				t.Errorf("%s: usage line %s of %d bytes, want at most 512", name, field, len(v))
+		for field, most := range map[string]int{"path": 768, "model": 256} { // the README's budgets
+			if v, _ := line[field].(string); len(v) > most {
+				t.Errorf("%s: usage line %s of %d bytes, want at most %d", name, field, len(v), most)
 			}
 		}
 	}
