@@ -11,12 +11,14 @@
 #   HEADER_TIMEOUT=10s bench/slowclients.sh   # slow heads cut (and back) during each phase
 #   BIN=DIR bench/slowclients.sh          # binaries already built in DIR (sluice, driver, fakevllm, slowclients)
 #
-# Measured (2 workers on a 2-core machine shared with other work, load
-# average ~10; 1,000 slow clients, 500 req/s, ROUNDS=4 of 10 s,
-# HEADER_TIMEOUT=5s, so ~115 slow clients a second were cut and came back):
-# p50 1.25-1.43 ms with them against 1.33-2.26 ms without, p99 97-215 ms
-# with against 257-1000 ms without, every request answered: no cost that
-# stands out of the machine's noise. Workers' RSS 23-25 MiB at the end.
+# Measured on a quiet 2-core machine (2026-12-04 17:55; 2 workers, 1,000
+# slow clients, 500 req/s, ROUNDS=3 of 10 s, default 60 s timeouts so none
+# was cut during a phase): p99 1.86 / 1.97 / 1.94 ms without them against
+# 1.96 / 1.83 / 1.89 ms with them (p50 1.15-1.17 against 1.12-1.24 ms),
+# every request answered, nothing refused over worker_connections, workers'
+# RSS 18-20 MiB at the end. (A first run on the machine loaded by other work,
+# load average ~10, with HEADER_TIMEOUT=5s: p99 97-215 ms with against
+# 257-1000 ms without: noise, no cost that stands out.)
 #
 # Ports 29100/29180/29190 (below the ephemeral range).
 set -eu
