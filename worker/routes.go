@@ -234,7 +234,11 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
 				kvSaturation: int64(mr.kvSaturation * 1e6)}
-			br.pool = newPool(br.url, connect)
+			pool, err := newPool(br.url, connect)
+			if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
+				return nil, fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
+			}
+			br.pool = pool
 			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)

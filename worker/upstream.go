@@ -12,12 +12,11 @@ import (
 
 // newPool returns the keep-alive pool of one backend (worker/upstream: the
 // request goes out in one writev and is read by the handler's goroutine).
-func newPool(url string, connect time.Duration) *upstream.Pool {
-	p, err := upstream.New(url, upstream.Options{ConnectTimeout: connect})
-	if err != nil { // config validated the URL: http(s)://host:port
-		panic(err)
-	}
-	return p
+// An error (a URL it cannot dial: config and discovery validate them
+// before) refuses the route table — the worker keeps the one it has, or
+// fails to start with the reason — rather than panicking every worker.
+func newPool(url string, connect time.Duration) (*upstream.Pool, error) {
+	return upstream.New(url, upstream.Options{ConnectTimeout: connect})
 }
 
 // hopByHop are the connection-specific header fields of RFC 9110 §7.6.1
