@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -241,5 +242,42 @@ func TestRetryDoesNotWaitForEjectedBackend(t *testing.T) {
 	})
 	if line["attempts"] != 1.0 || line["queued"] != false || len(be.Received()) != 1 {
 		t.Fatalf("attempts %v, queued %v, backend received %d; want one attempt, never queued", line["attempts"], line["queued"], len(be.Received()))
+	}
+}
+
+// A request refused before its body is read — no key, unknown URL, wrong
+// method — does not get its upload read either: the answer comes and the
+// connection is closed (after the bounded lingering read), however large
+// the body (declared, or one chunk of 64 MiB). Before, hertz read and
+// dropped the rest of it on the kept connection, unbounded by max_body,
+// holding a whole chunk in memory.
+func TestUnauthenticatedUploadNotRead(t *testing.T) {
+	g, _ := newGateway(t, fakevllm.Options{Tokens: 2}, "")
+	for _, tc := range []struct{ name, line, key, framing string }{
+		{"no key, declared", "POST /v1/chat/completions", "", "Content-Length: 104857600\r\n"},
+		{"no key, chunked", "POST /v1/chat/completions", "", "Transfer-Encoding: chunked\r\n"},
+		{"wrong key, chunked", "POST /v1/chat/completions", "Authorization: Bearer sk-nope\r\n", "Transfer-Encoding: chunked\r\n"},
+		{"unknown URL", "POST /v1/nothing", "Authorization: Bearer " + keyAll + "\r\n", "Content-Length: 104857600\r\n"},
+		{"wrong method", "PUT /v1/chat/completions", "Authorization: Bearer " + keyAll + "\r\n", "Transfer-Encoding: chunked\r\n"},
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := firstPiece
+		if strings.HasPrefix(tc.framing, "Transfer") {
+			body = "4000000\r\n" + firstPiece // one chunk of 64 MiB, 16 KiB of it sent
+		}
+		conn.Write([]byte(tc.line + " HTTP/1.1\r\nHost: x\r\n" + tc.key + tc.framing + "\r\n" + body))
+		res, _ := readAnswer(t, conn)
+		if res.StatusCode < 400 || res.StatusCode >= 500 || !res.Close {
+			t.Errorf("%s: %s, close %v; want a 4xx that closes the connection", tc.name, res.Status, res.Close)
+		}
+		// The gateway closes its side, though the client never finishes.
+		conn.SetReadDeadline(time.Now().Add(deadline))
+		if _, err := io.Copy(io.Discard, conn); err != nil {
+			t.Errorf("%s: the connection stayed open: %v", tc.name, err)
+		}
+		conn.Close()
 	}
 }

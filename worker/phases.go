@@ -144,7 +144,7 @@ func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	// 1. auth
 	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
 	if key == nil {
-		g.fail(c, rec, errUnauthorized(c))
+		g.refuseUnread(c, rec, errUnauthorized(c))
 		return
 	}
 	rec.key = key.name
@@ -833,7 +833,7 @@ func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
 	defer routes.refs.Add(-1)
 	key := routes.authenticate(c.Request.Header.Peek("Authorization"))
 	if key == nil {
-		g.fail(c, rec, errUnauthorized(c))
+		g.refuseUnread(c, rec, errUnauthorized(c))
 		return
 	}
 	rec.key = key.name
@@ -866,7 +866,7 @@ func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
 func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
 	rec := g.beginRecord(c)
 	defer g.finish(rec)
-	g.fail(c, rec, errInvalid(http.StatusNotFound, "unknown_url",
+	g.refuseUnread(c, rec, errInvalid(http.StatusNotFound, "unknown_url",
 		fmt.Sprintf("Unknown request URL: %s %s.", c.Method(), c.Path())))
 }
 
@@ -874,7 +874,7 @@ func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
 func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
 	rec := g.beginRecord(c)
 	defer g.finish(rec)
-	g.fail(c, rec, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
+	g.refuseUnread(c, rec, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
 		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())))
 }
 
