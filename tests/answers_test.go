@@ -234,27 +234,7 @@ func TestStalledClientReleased(t *testing.T) {
 	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {total: 5s}")) // the headers come well before that, even on a loaded machine
 	g.UsageLog = usage
 
-	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	body := chatBody("m", false, "hi")
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nX-Fake-Tokens: 10000000\r\nContent-Length: %d\r\n\r\n%s", keyAll, len(body), body)
-	head := make([]byte, 12)
-	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
-		t.Fatalf("answer began %q (%v)", head, err)
-	}
-	// Read no more: 40 MB cannot fit in the sockets' buffers.
-	var line map[string]any
-	await(t, "the usage line of the stalled request", func() bool {
-		if lines := g.usageLines(); len(lines) > 0 {
-			line = lines[len(lines)-1]
-			return true
-		}
-		return false
-	})
+	line := stallOnLargeAnswer(t, g)
 	if line["status"] != 499.0 || line["error"] != "client_stalled" {
 		t.Errorf("usage line status %v error %v, want 499 client_stalled", line["status"], line["error"])
 	}
@@ -290,4 +270,28 @@ func TestLargeAnswerToHTTP10(t *testing.T) {
 	if len(got) != len(direct) || !bytes.HasSuffix(got, []byte(`"prompt_logprobs":null}`)) {
 		t.Fatalf("%d bytes after the head, %d from the backend", len(got), len(direct))
 	}
+}
+
+// stallOnLargeAnswer asks for a 40 MB answer, reads only the start of its
+// status line, and returns the request's usage line once it is written.
+func stallOnLargeAnswer(t *testing.T, g *gateway) map[string]any {
+	t.Helper()
+	conn := dialRaw(t, g)
+	body := chatBody("m", false, "hi")
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nX-Fake-Tokens: 10000000\r\nContent-Length: %d\r\n\r\n%s", keyAll, len(body), body)
+	head := make([]byte, 12)
+	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
+		t.Fatalf("answer began %q (%v)", head, err)
+	}
+	// Read no more: 40 MB cannot fit in the sockets' buffers.
+	var line map[string]any
+	await(t, "the usage line of the stalled request", func() bool {
+		if lines := g.usageLines(); len(lines) > 0 {
+			line = lines[len(lines)-1]
+			return true
+		}
+		return false
+	})
+	return line
 }

@@ -306,23 +306,7 @@ func TestMultipartBodyIsNotPreRead(t *testing.T) {
 // held its backend slot until timeouts.total and 5 s had passed.
 func TestSendTimeoutCutsStalledReader(t *testing.T) {
 	g, _ := newGateway(t, fakevllm.Options{}, "send_timeout: 1s")
-	conn := dialRaw(t, g)
-	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nX-Fake-Tokens: 10000000\r\nContent-Length: %d\r\n\r\n%s", keyAll, len(body), body)
-	head := make([]byte, 12)
-	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
-		t.Fatalf("answer began %q (%v)", head, err)
-	}
-	// Read no more: 40 MB cannot fit in the sockets' buffers.
-	var line map[string]any
-	await(t, "the usage line of the stalled request", func() bool {
-		if lines := g.usageLines(); len(lines) > 0 {
-			line = lines[len(lines)-1]
-			return true
-		}
-		return false
-	})
+	line := stallOnLargeAnswer(t, g)
 	if line["status"] != 499.0 || line["error"] != "client_stalled" {
 		t.Errorf("usage line status %v error %v, want 499 client_stalled", line["status"], line["error"])
 	}
