@@ -57,6 +57,7 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 	}
 	if declared >= 0 {
 		h := g.holdBody(0)
+		h.commit(declared)
 		body, err := h.readDeclared(r, declared)
 		if err != nil {
 			h.release()
@@ -120,10 +121,19 @@ func (h *bodyHold) readDeclared(r io.Reader, n int64) ([]byte, error) {
 	return body, nil
 }
 
-// grow counts d more bytes held in memory, now in the pooled buffer p.
+// commit counts a body of n bytes read into memory against body_memory
+// from its start, though its buffer grows only as the bytes arrive:
+// uploads that begin together must not each pass the spill check on their
+// first pieces and then grow, together, far past body_memory.
+func (h *bodyHold) commit(n int64) {
+	h.g.memBodies.Add(n - h.committed)
+	h.committed = n
+}
+
+// grow counts d more bytes held (the shared gauge), now in the pooled
+// buffer p; body_memory counted them at commit.
 func (h *bodyHold) grow(d int64, p *[]byte) {
 	h.g.bodyBytes.Add(h.g.col, d)
-	h.g.memBodies.Add(d)
 	h.n += d
 	h.pooled = p
 }
@@ -196,20 +206,22 @@ func (g *gateway) warnSpill(err error, outcome string) {
 		"next_report_in", spillWarnEvery.String())
 }
 
-// bodyHold counts a request body the handler keeps: its bytes in this
-// worker's column of the shared held-bytes gauge, and in the worker's own
-// count of bodies in memory or in the spilled gauge. release gives its
-// buffer or file back.
+// bodyHold counts a request body the handler keeps: the bytes it takes in
+// this worker's column of the shared held-bytes gauge (and of the spilled
+// gauge when in a file), and, while in memory, its length in the worker's
+// count of bodies in memory (memBodies, what body_memory bounds). release
+// gives its buffer or file back.
 type bodyHold struct {
-	g      *gateway
-	n      int64
-	pooled *[]byte       // the pooled buffer of a body in memory
-	file   *spilledBody  // the temporary file of a spilled body
-	mem    *atomic.Int64 // where the body counts besides the held gauge: memBodies, or nil when spilled
+	g         *gateway
+	n         int64         // bytes taken: the held gauge
+	committed int64         // bytes counted in memBodies
+	pooled    *[]byte       // the pooled buffer of a body in memory
+	file      *spilledBody  // the temporary file of a spilled body
+	mem       *atomic.Int64 // memBodies while the body is in memory, nil when spilled
 }
 
 func (g *gateway) holdBody(n int64) *bodyHold {
-	h := &bodyHold{g: g, n: n, mem: &g.memBodies}
+	h := &bodyHold{g: g, n: n, committed: n, mem: &g.memBodies}
 	g.bodyBytes.Add(g.col, n)
 	g.memBodies.Add(n)
 	return h
@@ -217,7 +229,8 @@ func (g *gateway) holdBody(n int64) *bodyHold {
 
 // moveToSpilled counts the body as spilled, not in memory.
 func (h *bodyHold) moveToSpilled() {
-	h.g.memBodies.Add(-h.n)
+	h.g.memBodies.Add(-h.committed)
+	h.committed = 0
 	h.mem = nil
 	h.g.spilled.Add(h.g.col, h.n)
 	atomic.AddInt64(h.g.spilled.Scalar(shm.SpilledBodiesScalar), 1)
@@ -235,6 +248,7 @@ func (h *bodyHold) addSpilled(d int64) {
 func (h *bodyHold) moveToMemory(pooled *[]byte) {
 	h.g.spilled.Add(h.g.col, -h.n)
 	h.g.memBodies.Add(h.n)
+	h.committed = h.n
 	h.mem = &h.g.memBodies
 	h.pooled = pooled
 	h.file.close()
@@ -252,14 +266,14 @@ func (h *bodyHold) idle() {
 // release uncounts the body and gives its buffer or file back; once is
 // enough, more is harmless. Nothing may use the body afterwards.
 func (h *bodyHold) release() {
-	if h.n != 0 {
+	if h.n != 0 || h.committed != 0 {
 		h.g.bodyBytes.Add(h.g.col, -h.n)
 		if h.mem != nil {
-			h.mem.Add(-h.n)
+			h.mem.Add(-h.committed)
 		} else {
 			h.g.spilled.Add(h.g.col, -h.n)
 		}
-		h.n = 0
+		h.n, h.committed = 0, 0
 	}
 	putBody(h.pooled)
 	h.pooled = nil

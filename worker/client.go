@@ -80,8 +80,9 @@ func (t *connTracker) sweep(ctx context.Context) {
 			since := st.headSince.Load()
 			switch {
 			case since == 0:
-				if st.input != nil && st.input.Len() > 0 {
-					st.headSince.CompareAndSwap(0, now)
+				if st.input != nil && st.input.Len() > 0 && st.headSince.CompareAndSwap(0, now) && st.busy.Load() {
+					// A handler began meanwhile (markBusy): its head is in.
+					st.headSince.CompareAndSwap(now, 0)
 				}
 			case now-since > limit:
 				late = append(late, st)

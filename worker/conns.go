@@ -131,6 +131,9 @@ func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
 	defer func() {
 		st.lastDone.Store(time.Now().UnixNano())
 		st.served.Add(1)
+		// A sweep that read busy false just before this handler began may
+		// have started the head clock since: clear it before going idle.
+		st.headSince.Store(0)
 		st.busy.Store(false)
 	}()
 	if t.draining.Load() {

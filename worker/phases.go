@@ -927,13 +927,34 @@ func (g *gateway) refuseUnread(c *app.RequestContext, rec *usageRecord, e *apiEr
 		return
 	}
 	n := int64(c.Request.Header.ContentLength())
-	if n >= 0 && n <= drainMax {
-		if _, err := io.CopyN(io.Discard, c.Request.BodyStream(), n); err == nil {
-			g.fail(c, rec, e)
-			return
-		}
+	if n >= 0 && n <= drainMax && g.drain(c, n) {
+		g.fail(c, rec, e)
+		return
 	}
 	g.refuse(c, rec, e)
+}
+
+// drain reads and drops the n bytes of an unread body, within lingerTime
+// in all (each wait alone is bounded by client_body_timeout: a client
+// trickling a byte a minute would hold the connection, unanswered, for
+// days). It reports whether the whole body came.
+func (g *gateway) drain(c *app.RequestContext, n int64) bool {
+	conn, body := c.GetConn(), c.Request.BodyStream()
+	defer conn.SetReadTimeout(time.Duration(g.client.body.Load())) //nolint:errcheck // back to client_body_timeout
+	until := time.Now().Add(lingerTime)
+	var buf [4 << 10]byte
+	for n > 0 {
+		left := time.Until(until)
+		if left <= 0 || conn.SetReadTimeout(left) != nil {
+			return false
+		}
+		k, err := body.Read(buf[:min(n, int64(len(buf)))])
+		n -= int64(k)
+		if err != nil && n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // drainMax is the largest unread body refuseUnread reads to keep a

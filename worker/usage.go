@@ -109,7 +109,9 @@ func (u *usageLog) emit(line []byte) {
 		u.flushLocked()
 	}
 	if len(line) > limit {
-		u.w.Write(line) //nolint:errcheck // a full disk must not fail requests
+		if u.w != nil {
+			u.w.Write(line) //nolint:errcheck // a full disk must not fail requests
+		}
 		return
 	}
 	u.pending = append(u.pending, line...)
@@ -172,10 +174,11 @@ const (
 
 // write appends r as one line.
 func (u *usageLog) write(r *usageRecord, end time.Time) {
-	if u.w == nil {
+	u.mu.Lock()
+	if u.w == nil { // under the lock: a reload may turn the log off at any moment
+		u.mu.Unlock()
 		return
 	}
-	u.mu.Lock()
 	b := appendUsageLine(u.buf[:0], r, u.worker, end)
 	u.emit(b)
 	u.buf = b
