@@ -236,8 +236,19 @@ func (q *queues) trySlot(cands []*backendRoute) *backendRoute {
 func (q *queues) releaseSlot(m *modelRoute, b *backendRoute) {
 	b.cell.Release(q.col)
 	atomic.StoreInt64(b.cell.Scalar(shm.LastRelease), q.region.Now())
-	if m.queue.cell.Total() > 0 {
-		if _, at := m.queue.cell.MinMark(); at >= 0 {
+	q.wakeOldest(m.queue.cell)
+	// The server's load counts the requests of every model that lists it:
+	// their waiters may take this slot too (else they wait for the tick).
+	for _, qc := range b.siblingQueues {
+		q.wakeOldest(qc)
+	}
+}
+
+// wakeOldest wakes the worker holding the oldest waiter of a model's
+// queue cell, if anyone waits.
+func (q *queues) wakeOldest(qc *shm.Cell) {
+	if qc.Total() > 0 {
+		if _, at := qc.MinMark(); at >= 0 {
 			q.wake(at)
 		}
 	}

@@ -76,6 +76,9 @@ type backendRoute struct {
 	// siblings are the same server's cells under the other models that
 	// list it: the load it reports counts their requests too.
 	siblings []*shm.Cell
+	// siblingQueues are those models' queue cells: a slot this backend
+	// frees may be one their waiters can take (the server's load is shared).
+	siblingQueues []*shm.Cell
 	// kvSaturation, in millionths: above it the backend takes nothing new.
 	kvSaturation int64
 
@@ -110,17 +113,24 @@ func (b *backendRoute) load(regionNow int64) (used int64, full bool) {
 // linkSiblings gives every backend the cells of the same server (same URL)
 // under the other models of t.
 func linkSiblings(t *routeTable) {
-	byURL := map[string][]*backendRoute{}
+	type listed struct {
+		b *backendRoute
+		m *modelRoute
+	}
+	byURL := map[string][]listed{}
 	for _, m := range t.order {
 		for _, b := range m.backends {
-			byURL[b.url] = append(byURL[b.url], b)
+			byURL[b.url] = append(byURL[b.url], listed{b, m})
 		}
 	}
 	for _, same := range byURL {
-		for _, b := range same {
+		for _, x := range same {
 			for _, o := range same {
-				if o != b && o.cell != nil {
-					b.siblings = append(b.siblings, o.cell)
+				if o.b != x.b && o.b.cell != nil {
+					x.b.siblings = append(x.b.siblings, o.b.cell)
+					if o.m != x.m && o.m.queue != nil {
+						x.b.siblingQueues = append(x.b.siblingQueues, o.m.queue.cell)
+					}
 				}
 			}
 		}

@@ -190,3 +190,37 @@ func TestLoadOfServerSharedByModels(t *testing.T) {
 		t.Fatalf("with the gateway's requests ended, a counts %d (full %v), want the other's 1", used, full)
 	}
 }
+
+// A slot freed on a server listed under two models wakes the oldest waiter
+// of the other model too: the server's load counts both models' requests,
+// so that waiter may have been kept out by this very request (else it
+// waited for the queue's 50 ms tick).
+func TestReleaseWakesOtherModelsOfTheServer(t *testing.T) {
+	c := &config.Config{Models: []config.Model{
+		{Name: "a", Backends: []config.Backend{{URL: "http://h:1", Slots: 4}}},
+		{Name: "b", Backends: []config.Backend{{URL: "http://h:1", Slots: 4}}},
+	}}
+	r, err := privateRegion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	q := newQueues(0, r, nil)
+	rt, err := compileRoutes(c, r, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, mb := rt.models["a"], rt.models["b"]
+	// A waiter of b in this worker (column 0): counted and marked.
+	mb.queue.cell.Add(0, 1)
+	mb.queue.cell.SetMark(0, 1)
+	defer mb.queue.cell.Add(0, -1)
+	a := ma.backends[0]
+	a.cell.Add(0, 1)
+	q.releaseSlot(ma, a)
+	select {
+	case <-q.kick:
+	default:
+		t.Fatal("a's release did not wake b's waiter")
+	}
+}
