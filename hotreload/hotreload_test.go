@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -93,24 +94,24 @@ func TestUpgradeRetiresOnlyRemovedNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer region.Close()
-	if err := shm.AllocConfig(region, oldCfg); err != nil {
+	if err := cells.Alloc(region, oldCfg); err != nil {
 		t.Fatal(err)
 	}
 	// The new supervisor: every name in the region, against its own.
 	var all []string
 	region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
-	if err := shm.AllocConfig(region, newCfg); err != nil {
+	if err := cells.Alloc(region, newCfg); err != nil {
 		t.Fatal(err)
 	}
 	r := NewRetired()
-	r.Replace(all, shm.CellNames(newCfg), 2)
+	r.Replace(all, cells.Names(newCfg), 2)
 	gens := region.Lookup(shm.GenerationCell)
 	gens.SetMark(0, 2) // the old workers are gone; the new ones run generation 2
 	gens.SetMark(1, 2)
 	if n := r.Sweep(region); n != 1 || region.Lookup(shm.KeyCell("a")) != nil {
 		t.Fatalf("sweep freed %d cells; want key a's alone", n)
 	}
-	for _, name := range shm.CellNames(newCfg) {
+	for _, name := range cells.Names(newCfg) {
 		if region.Lookup(name) == nil {
 			t.Errorf("%s was freed", name)
 		}

@@ -1,15 +1,12 @@
 package shm
 
-import (
-	"fmt"
-	"strings"
+import "strings"
 
-	"github.com/sluice-gw/sluice/config"
-)
-
-// The names of the cells a configuration uses. They depend only on names in
-// the configuration, never on positions, so a reload that keeps a key, a
-// model or a backend keeps its cell.
+// The names of the cells. Those of a configuration's keys, models and
+// backends depend only on their names, never on positions, so a reload
+// that keeps a key, a model or a backend keeps its cell. Which cells a
+// configuration needs is package cells' to say: the region knows names and
+// offsets only.
 
 // KeyCell is the cell of a client key: its limiters and its requests in flight.
 func KeyCell(key string) string { return "key/" + key }
@@ -40,22 +37,6 @@ const SpilledBodiesScalar = 0
 // generation a request running in that worker may still use.
 const GenerationCell = "stats/route_generation"
 
-// ConfigCellNames lists the cells of the configuration's keys, models and
-// backends (not the fixed stats cells).
-func ConfigCellNames(c *config.Config) []string {
-	var names []string
-	for _, k := range c.Keys {
-		names = append(names, KeyCell(k.Name))
-	}
-	for _, m := range c.Models {
-		names = append(names, QueueCell(m.Name))
-		for _, b := range m.Backends {
-			names = append(names, BackendCell(m.Name, b.URL))
-		}
-	}
-	return names
-}
-
 // FleetCell holds, in scalar 0, the number of live gateway replicas the
 // key limits are divided by (0 or 1: this gateway alone).
 const FleetCell = "stats/fleet"
@@ -81,32 +62,6 @@ const statsPrefix = "stats/"
 // statsCellNames are the fixed cells every configuration has.
 var statsCellNames = []string{BodyBytesCell, BodySpillCell, GenerationCell, FleetCell, ConnCell, WorkerGoroutinesCell}
 
-// CellNames lists every cell a configuration uses: the stats cells and its
-// keys', models' and backends'. A cell whose name is not in the list of the
-// configuration in force is one a reload or an upgrade may retire.
-func CellNames(c *config.Config) []string {
-	return append(append([]string(nil), statsCellNames...), ConfigCellNames(c)...)
-}
-
-// AllocConfig allocates every cell the configuration names, and the stats
-// cells (the supervisor's job); names already allocated keep their cells.
-// It allocates all or nothing: when the region cannot hold them all, the
-// cells it allocated for new names are freed again (no configuration names
-// them and no worker has seen them), so a refused configuration — a reload,
-// or a discovery change retried until cells free — leaks none.
-func AllocConfig(r *Region, c *config.Config) error {
-	var fresh []string
-	for _, name := range CellNames(c) {
-		if r.Lookup(name) != nil {
-			continue
-		}
-		if _, err := r.Alloc(name); err != nil {
-			for _, n := range fresh {
-				r.Free(n)
-			}
-			return fmt.Errorf("%s: %w (shm_cells is %d)", name, err, r.Capacity())
-		}
-		fresh = append(fresh, name)
-	}
-	return nil
-}
+// StatsCellNames returns the names of the fixed cells every configuration
+// has (the gateway's own gauges and counters).
+func StatsCellNames() []string { return append([]string(nil), statsCellNames...) }

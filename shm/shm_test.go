@@ -1,7 +1,6 @@
 package shm
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,8 +13,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/sluice-gw/sluice/config"
 )
 
 // A child process of the multi-process tests: it maps the region inherited
@@ -221,36 +218,6 @@ func TestFullRegion(t *testing.T) {
 	}
 	if r.Lookup("missing") != nil {
 		t.Fatal("Lookup on a full region found a missing name")
-	}
-}
-
-// A configuration the region cannot hold whole allocates nothing: the
-// cells it took for new names before the region filled are freed again,
-// and cells of names it shares with the running one stay.
-func TestAllocConfigAllOrNothing(t *testing.T) {
-	cfg := &config.Config{Keys: []config.Key{{Name: "a"}}, Models: []config.Model{{Name: "m"}}}
-	r, _ := Create(len(CellNames(cfg))+1, 1)
-	defer r.Close()
-	if err := AllocConfig(r, cfg); err != nil {
-		t.Fatal(err)
-	}
-	used := r.Used()
-	bigger := &config.Config{Keys: cfg.Keys, Models: []config.Model{{Name: "m", Backends: []config.Backend{
-		{URL: "http://a:1"}, {URL: "http://b:1"}, {URL: "http://c:1"}}}}}
-	if err := AllocConfig(r, bigger); !errors.Is(err, ErrFull) {
-		t.Fatalf("a configuration over the region's capacity: %v", err)
-	}
-	if r.Used() != used {
-		t.Fatalf("a refused configuration left %d cells allocated (%d before)", r.Used(), used)
-	}
-	for _, name := range CellNames(cfg) {
-		if r.Lookup(name) == nil {
-			t.Fatalf("%s lost its cell", name)
-		}
-	}
-	one := &config.Config{Keys: cfg.Keys, Models: []config.Model{{Name: "m", Backends: []config.Backend{{URL: "http://c:1"}}}}}
-	if err := AllocConfig(r, one); err != nil {
-		t.Fatalf("the last free cell: %v", err)
 	}
 }
 

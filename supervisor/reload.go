@@ -13,6 +13,7 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
@@ -101,11 +102,11 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	s.cfgMu.Lock()
 	applied := s.disc
 	eff := static.WithDiscovered(applied)
-	err := shm.AllocConfig(s.region, eff)
+	err := cells.Alloc(s.region, eff)
 	var deferred error
 	if errors.Is(err, shm.ErrFull) {
 		if kept, fewer := keptBackends(applied, s.cfg); fewer {
-			if k := static.WithDiscovered(kept); shm.AllocConfig(s.region, k) == nil {
+			if k := static.WithDiscovered(kept); cells.Alloc(s.region, k) == nil {
 				applied, eff, deferred, err = kept, k, err, nil
 			}
 		}
@@ -120,7 +121,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	s.gen++
 	gen := s.gen
 	s.region.SetGeneration(gen)
-	s.retired.Replace(shm.ConfigCellNames(old), shm.ConfigCellNames(eff), gen)
+	s.retired.Replace(cells.ConfigNames(old), cells.ConfigNames(eff), gen)
 	frame := s.frameLocked()
 	s.cfgMu.Unlock()
 

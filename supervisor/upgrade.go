@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -55,9 +56,9 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		// running workers (a held body then counted negative).
 		var all []string
 		region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
-		s.retired.Replace(all, shm.CellNames(cfg), gen)
+		s.retired.Replace(all, cells.Names(cfg), gen)
 	}
-	if err := shm.AllocConfig(region, cfg); err != nil {
+	if err := cells.Alloc(region, cfg); err != nil {
 		region.Close()
 		return nil, 0, 0, err
 	}

@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// The dependency direction the design keeps: config imports nothing of
-// sluice's; the worker never imports the supervisor (a worker owns nothing
-// that must outlive it); the supervisor never imports the worker.
+// The dependency direction the design keeps: config and shm import nothing
+// of sluice's (the region knows names and offsets only; package cells
+// joins the two); the worker never imports the supervisor (a worker owns
+// nothing that must outlive it); the supervisor never imports the worker.
 func TestDependencyDirection(t *testing.T) {
 	const mod = "github.com/sluice-gw/sluice/"
 	forbidden := map[string][]string{
 		"config":     {mod},
+		"shm":        {mod},
 		"worker":     {mod + "supervisor"},
 		"supervisor": {mod + "worker"},
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/common/hlog"
 	"github.com/cloudwego/hertz/pkg/network/netpoll"
 
+	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -313,7 +314,7 @@ func privateRegion(cfg *config.Config) (*shm.Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := shm.AllocConfig(r, cfg); err != nil {
+	if err := cells.Alloc(r, cfg); err != nil {
 		r.Close()
 		return nil, err
 	}

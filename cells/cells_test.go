@@ -1,0 +1,39 @@
+package cells
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// A configuration the region cannot hold whole allocates nothing: the
+// cells it took for new names before the region filled are freed again,
+// and cells of names it shares with the running one stay.
+func TestAllocAllOrNothing(t *testing.T) {
+	cfg := &config.Config{Keys: []config.Key{{Name: "a"}}, Models: []config.Model{{Name: "m"}}}
+	r, _ := shm.Create(len(Names(cfg))+1, 1)
+	defer r.Close()
+	if err := Alloc(r, cfg); err != nil {
+		t.Fatal(err)
+	}
+	used := r.Used()
+	bigger := &config.Config{Keys: cfg.Keys, Models: []config.Model{{Name: "m", Backends: []config.Backend{
+		{URL: "http://a:1"}, {URL: "http://b:1"}, {URL: "http://c:1"}}}}}
+	if err := Alloc(r, bigger); !errors.Is(err, shm.ErrFull) {
+		t.Fatalf("a configuration over the region's capacity: %v", err)
+	}
+	if r.Used() != used {
+		t.Fatalf("a refused configuration left %d cells allocated (%d before)", r.Used(), used)
+	}
+	for _, name := range Names(cfg) {
+		if r.Lookup(name) == nil {
+			t.Fatalf("%s lost its cell", name)
+		}
+	}
+	one := &config.Config{Keys: cfg.Keys, Models: []config.Model{{Name: "m", Backends: []config.Backend{{URL: "http://c:1"}}}}}
+	if err := Alloc(r, one); err != nil {
+		t.Fatalf("the last free cell: %v", err)
+	}
+}
