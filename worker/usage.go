@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/sse"
 )
 
@@ -320,97 +320,16 @@ func appendLogString(b []byte, s string, max int) []byte {
 func plainASCII(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
 
 // appendLogLiteral appends lit — a JSON string literal as the client sent
-// it, quotes and escapes included — re-encoded as appendLogString would
-// encode its value: escapes are decoded, so a lone surrogate (\ud800, which
-// strict parsers refuse) becomes U+FFFD, as do raw invalid UTF-8 and any
-// malformed escape. Robust to any bytes, though the scanner checked lit.
+// it, quotes and escapes included — as appendLogString appends its value:
+// decoded as the backend reads it (reqscan.DecodeString), so a lone
+// surrogate (\ud800, which strict parsers refuse) and raw invalid UTF-8
+// become U+FFFD, as encoding/json reads them. Safe on any bytes.
 func appendLogLiteral(b []byte, lit string, max int) []byte {
 	if len(lit) >= 2 && lit[0] == '"' && lit[len(lit)-1] == '"' {
 		lit = lit[1 : len(lit)-1]
 	}
-	b = append(b, '"')
-	limit := len(b) + max
-	for i := 0; i < len(lit); {
-		c := lit[i]
-		var r rune
-		switch {
-		case c == '\\':
-			r, i = unescapeAt(lit, i)
-		case c < utf8.RuneSelf:
-			r = rune(c)
-			i++
-		default:
-			var size int
-			r, size = utf8.DecodeRuneInString(lit[i:])
-			i += size
-		}
-		var ok bool
-		if b, ok = appendLogRune(b, r, limit); !ok {
-			break
-		}
-	}
-	return append(b, '"')
-}
-
-// unescapeAt decodes the escape at s[i] (a backslash) and returns its
-// character and the index after it; a malformed escape or a lone surrogate
-// is U+FFFD.
-func unescapeAt(s string, i int) (rune, int) {
-	if i+1 >= len(s) {
-		return utf8.RuneError, i + 1
-	}
-	switch s[i+1] {
-	case '"', '\\', '/':
-		return rune(s[i+1]), i + 2
-	case 'b':
-		return '\b', i + 2
-	case 'f':
-		return '\f', i + 2
-	case 'n':
-		return '\n', i + 2
-	case 'r':
-		return '\r', i + 2
-	case 't':
-		return '\t', i + 2
-	case 'u':
-		r, ok := hex4(s, i+2)
-		if !ok {
-			return utf8.RuneError, i + 2
-		}
-		if utf16.IsSurrogate(r) {
-			// A high surrogate pairs with a following \uDC00-\uDFFF.
-			if r2, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					return d, i + 12
-				}
-			}
-			return utf8.RuneError, i + 6
-		}
-		return r, i + 6
-	}
-	return utf8.RuneError, i + 2
-}
-
-// hex4 reads four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i < 0 || i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	v, _ := reqscan.DecodeString(lit)
+	return appendLogString(b, v, max)
 }
 
 // appendLogRune appends r, escaped for a JSON string, unless that would

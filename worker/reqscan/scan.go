@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // Span is a half-open byte range [Start, End) of the body.
@@ -219,7 +217,7 @@ func Scan(body []byte) (Request, error) {
 		return Request{}, s.ferr
 	}
 	if r.Model.Len() > 0 {
-		name, ok := decodeString(body[r.Model.Start:r.Model.End])
+		name, ok := DecodeString(string(body[r.Model.Start+1 : r.Model.End-1]))
 		if !ok {
 			return Request{}, &FieldError{Field: "model", Offset: r.Model.Start,
 				Msg: "model is not valid UTF-8 (or holds an unpaired surrogate escape)"}
@@ -295,43 +293,11 @@ func (s *scanner) keyField(kind objectKind, ks int) field {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return fieldOf(kind, raw)
 	}
-	var buf [32]byte
-	if f := fieldOf(kind, asciiKey(raw, buf[:0])); f != noField {
+	name, _ := DecodeString(string(raw)) // rare: keys seldom have escapes
+	if f := fieldOf(kind, []byte(name)); f != noField {
 		s.failField(f, ks, "the key `"+fieldNames[f]+"` is written with escape sequences: write it plainly")
 	}
 	return noField
-}
-
-// asciiKey decodes the escapes of a raw key well enough to compare it
-// with the (ASCII) field names: an escape that is not an ASCII character
-// becomes 0xFF, which no name holds. Keys longer than dst's capacity
-// cannot be a field's name and come back as they are.
-func asciiKey(raw, dst []byte) []byte {
-	if len(raw) > 6*cap(dst) {
-		return raw
-	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++ // the scanner checked every escape: raw[i] exists
-		switch raw[i] {
-		case 'u':
-			v, _ := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
-			if v >= 0x80 {
-				v = 0xFF
-			}
-			dst = append(dst, byte(v))
-			i += 4
-		case 'b', 'f', 'n', 'r', 't':
-			dst = append(dst, 0xFF) // control characters: in no name
-		default: // '"', '\\', '/'
-			dst = append(dst, raw[i])
-		}
-	}
-	return dst
 }
 
 // member records what the request needs of one scanned member, refusing
@@ -645,60 +611,4 @@ func isHex4(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// decodeString decodes a raw JSON string (quotes included) as Python's
-// json module does, for the values the gateway routes on. ok is false
-// for a string Python would read differently from any Go string: invalid
-// UTF-8 (which vLLM refuses) or an unpaired surrogate escape (which
-// Python keeps as a code point Go cannot hold).
-func decodeString(raw []byte) (string, bool) {
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), utf8.Valid(inner)
-	}
-	out := make([]byte, 0, len(inner))
-	for i := 0; i < len(inner); i++ {
-		c := inner[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		i++ // the scanner checked every escape
-		switch inner[i] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r := hex4(inner[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if r >= 0xDC00 || i+6 >= len(inner) || inner[i+1] != '\\' || inner[i+2] != 'u' {
-					return "", false
-				}
-				r2 := hex4(inner[i+3 : i+7])
-				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return "", false
-				}
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
-			out = append(out, inner[i])
-		}
-	}
-	return string(out), utf8.Valid(out)
-}
-
-// hex4 reads four hex digits (checked by the scanner).
-func hex4(b []byte) rune {
-	v, _ := strconv.ParseUint(string(b), 16, 32)
-	return rune(v)
 }
