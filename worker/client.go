@@ -102,7 +102,7 @@ func (t *connTracker) sweep(ctx context.Context) {
 // full reports whether the worker has worker_connections open: the gate
 // then closes a new connection as soon as it is accepted, and counts it.
 func (t *connTracker) full() bool {
-	return t.open.Load() >= t.bounds.maxConns.Load()
+	return t.cell.Held(t.col) >= t.bounds.maxConns.Load()
 }
 
 // refused counts a connection closed because the worker was full.

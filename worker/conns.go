@@ -33,9 +33,8 @@ type connTracker struct {
 	accepted int64 // connections ever registered (under mu)
 	draining atomic.Bool
 	bursts   *closeBurst // told of every close
-	// open counts the tracked connections, for worker_connections; cell
-	// shows them in this worker's column (sluice_client_connections).
-	open   atomic.Int64
+	// cell counts the tracked connections in this worker's column: for
+	// worker_connections, and sluice_client_connections.
 	cell   *shm.Cell
 	col    int
 	bounds *clientBounds
@@ -94,7 +93,6 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 	}
 	t.mu.Unlock()
 	if pc != nil {
-		t.open.Add(1)
 		t.cell.Add(t.col, 1)
 		// send_timeout: netpoll bounds each flush of what the socket did
 		// not take at once by it. Set here, not as hertz's WriteTimeout
@@ -105,7 +103,6 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 			t.mu.Lock()
 			delete(t.conns, st)
 			t.mu.Unlock()
-			t.open.Add(-1)
 			t.cell.Add(t.col, -1)
 			t.bursts.closed(time.Now().UnixNano())
 			return nil
