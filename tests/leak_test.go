@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -61,17 +58,7 @@ func (g *gateway) counts() workerCounts {
 		}
 		c.fds[pid] = len(entries)
 	}
-	res, err := http.Get(g.AdminURL + "/metrics")
-	if err != nil {
-		g.t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer res.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(res.Body)
-	if err != nil {
-		g.t.Fatalf("parse /metrics: %v", err)
-	}
-	if fam := fams["sluice_worker_goroutines"]; fam != nil {
+	if fam := g.metricFamilies()["sluice_worker_goroutines"]; fam != nil {
 		for _, m := range fam.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if lp.GetName() == "worker" {

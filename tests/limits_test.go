@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -29,9 +30,8 @@ func limitedConfig(url, usage string, workers int, keyLimits, extra string) stri
 	return strings.Replace(cfg, `models: ["m"]`, `models: ["m"]`+"\n    "+keyLimits, 1)
 }
 
-// metric scrapes the admin /metrics and returns the value of the series
-// name{labels}; ok is false when there is no such series.
-func (g *gateway) metric(name string, labels map[string]string) (float64, bool) {
+// metricFamilies scrapes the admin /metrics and parses it.
+func (g *gateway) metricFamilies() map[string]*dto.MetricFamily {
 	g.t.Helper()
 	res, err := http.Get(g.AdminURL + "/metrics")
 	if err != nil {
@@ -43,7 +43,14 @@ func (g *gateway) metric(name string, labels map[string]string) (float64, bool) 
 	if err != nil {
 		g.t.Fatalf("parse /metrics: %v", err)
 	}
-	fam := fams[name]
+	return fams
+}
+
+// metric scrapes the admin /metrics and returns the value of the series
+// name{labels}; ok is false when there is no such series.
+func (g *gateway) metric(name string, labels map[string]string) (float64, bool) {
+	g.t.Helper()
+	fam := g.metricFamilies()[name]
 	if fam == nil {
 		return 0, false
 	}
