@@ -146,20 +146,29 @@ func FuzzParseLoad(f *testing.F) {
 	})
 }
 
-// scrape says once that a backend's page cannot be read, however many
-// intervals that lasts, says when it can be read again, and records the
-// load in the backend's cell only from a good page.
-func TestScrapeLogsChangesOnly(t *testing.T) {
+// cellName is the backend cell the scrape tests read into.
+const cellName = "backend test"
+
+// regionWithCell is a private region of two columns with one cell, name.
+func regionWithCell(t *testing.T, name string) (*shm.Region, *shm.Cell) {
+	t.Helper()
 	region, err := shm.Create(4, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer region.Close()
-	const cellName = "backend test"
-	cell, err := region.Alloc(cellName)
+	t.Cleanup(func() { region.Close() })
+	cell, err := region.Alloc(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return region, cell
+}
+
+// scrape says once that a backend's page cannot be read, however many
+// intervals that lasts, says when it can be read again, and records the
+// load in the backend's cell only from a good page.
+func TestScrapeLogsChangesOnly(t *testing.T) {
+	region, cell := regionWithCell(t, cellName)
 	var (
 		mu    sync.Mutex
 		good  bool
@@ -236,16 +245,7 @@ func TestScrapeLogsChangesOnly(t *testing.T) {
 // those 3 end the backend counts as 2 busy, not 5 (issue 18 item 9: the
 // whole figure kept newcomers queued behind free slots until the next read).
 func TestScrapeTakesOffOwnRequests(t *testing.T) {
-	region, err := shm.Create(4, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer region.Close()
-	const cellName = "backend test"
-	cell, err := region.Alloc(cellName)
-	if err != nil {
-		t.Fatal(err)
-	}
+	region, cell := regionWithCell(t, cellName)
 	cell.Add(0, 2)
 	cell.Add(1, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
