@@ -37,3 +37,14 @@ func TestAllocAllOrNothing(t *testing.T) {
 		t.Fatalf("the last free cell: %v", err)
 	}
 }
+
+// config counts the stats cells without importing shm (config imports
+// nothing of sluice's): the two must agree, or a region sized by
+// CellsNeeded is short of the cells Alloc takes.
+func TestCellsNeededCountsStatsCells(t *testing.T) {
+	cfg := &config.Config{Keys: []config.Key{{Name: "a"}}, Models: []config.Model{{Name: "m",
+		Backends: []config.Backend{{URL: "http://a:1"}, {URL: "http://b:1"}}}}}
+	if need, names := cfg.CellsNeeded(), len(Names(cfg)); need != names {
+		t.Fatalf("config.CellsNeeded says %d cells, cells.Names lists %d", need, names)
+	}
+}

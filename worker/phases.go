@@ -916,11 +916,12 @@ func anyHealthy(bs []*backendRoute, now time.Time) bool {
 	return false
 }
 
-// refuseUnread answers a request refused before its body was read. A body
-// hertz read with the head, or a small one that has its length declared,
-// is read and dropped so the connection can serve the next request (what
-// nginx does); any other is left unread and the connection closed
-// (refuse), so that a refused client costs no upload.
+// refuseUnread answers a request refused before its body was read. A
+// request without a body keeps its connection; a body of up to drainMax
+// with its length declared is read and dropped, within lingerTime (drain),
+// so the connection can serve the next request (what nginx does); any
+// other is left unread and the connection closed (refuse), so that a
+// refused client costs no upload.
 func (g *gateway) refuseUnread(c *app.RequestContext, rec *usageRecord, e *apiError) {
 	if !c.Request.IsBodyStream() {
 		g.fail(c, rec, e)
