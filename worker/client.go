@@ -143,7 +143,7 @@ func (g *gateway) checkHead(ctx context.Context, c *app.RequestContext) {
 func (g *gateway) refuseHead(c *app.RequestContext, e *apiError) {
 	rec := g.beginRecord(c)
 	defer g.finish(rec)
-	g.refuse(c, rec, e)
+	g.refuse(c, rec, e, shapeOf(c.Path()))
 	c.Abort()
 }
 

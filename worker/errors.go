@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -8,39 +9,132 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 )
 
-// apiError is an error the gateway itself answers with, in OpenAI's shape:
-// {"error":{"message":…,"type":…,"param":null,"code":…}}.
+// apiError is an error the gateway itself answers with: in OpenAI's shape
+// {"error":{"message":…,"type":…,"param":null,"code":…}}, or in
+// Anthropic's for the Messages API (errShape).
 type apiError struct {
 	status  int
 	errType string // OpenAI "type": invalid_request_error, server_error, …
 	code    string // OpenAI "code": machine-readable reason
 	message string
 	param   string // OpenAI "param": the request field at fault, or "" (null)
+	// retryAfter is the Retry-After header the answer carries ("" none):
+	// when the client may try again.
+	retryAfter string
+	// source is whose fault the failure is: the usage line's error_source.
+	source errSource
+}
+
+// errSource is who caused a failure (pingora-error's ErrorSource).
+type errSource uint8
+
+const (
+	sourceClient   errSource = iota // the request, or the client's conduct
+	sourceGateway                   // the gateway's own state or limits: full queue, no healthy backend, a failed temporary file
+	sourceUpstream                  // the backend: unreachable, broken off, too slow
+)
+
+// String is the source as the usage line writes it.
+func (s errSource) String() string {
+	switch s {
+	case sourceGateway:
+		return "gateway"
+	case sourceUpstream:
+		return "upstream"
+	}
+	return "client"
 }
 
 func (e *apiError) Error() string { return e.message }
+
+// errShape is the shape of the gateway's own error answers: the one the
+// client's SDK reads, so it raises its typed errors.
+type errShape uint8
+
+const (
+	openAIErrors    errShape = iota // {"error":{"message","type","param","code"}}
+	anthropicErrors                 // {"type":"error","error":{"type","message"}}
+)
+
+// anthropicStatus is the status and Anthropic error type e is answered
+// with in Anthropic's shape (docs.anthropic.com "Errors"): the SDKs map the
+// status to their typed errors. A full queue or no backend to take the
+// request is Anthropic's 529 overloaded_error, which its clients retry.
+func anthropicStatus(e *apiError) (int, string) {
+	switch e.code {
+	case "queue_full", "queue_timeout", "no_healthy_backend":
+		return 529, "overloaded_error"
+	}
+	switch s := e.status; {
+	case s == http.StatusUnauthorized:
+		return s, "authentication_error"
+	case s == http.StatusForbidden:
+		return s, "permission_error"
+	case s == http.StatusNotFound:
+		return s, "not_found_error"
+	case s == http.StatusRequestEntityTooLarge:
+		return s, "request_too_large"
+	case s == http.StatusTooManyRequests:
+		return s, "rate_limit_error"
+	case s == http.StatusGatewayTimeout:
+		return s, "timeout_error"
+	case s >= 500:
+		return s, "api_error"
+	}
+	return e.status, "invalid_request_error"
+}
 
 func errInvalid(status int, code, msg string) *apiError {
 	return &apiError{status: status, errType: "invalid_request_error", code: code, message: msg}
 }
 
 func errServer(status int, code, msg string) *apiError {
-	return &apiError{status: status, errType: "server_error", code: code, message: msg}
+	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: sourceGateway}
 }
 
-// writeError sends e as the whole response.
-func writeError(c *app.RequestContext, e *apiError) {
-	b := appendErrorJSON(make([]byte, 0, 96+len(e.message)), e)
+// errUpstream is a failure of the backend, answered as OpenAI's server_error.
+func errUpstream(status int, code, msg string) *apiError {
+	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: sourceUpstream}
+}
+
+// writeError sends e as the whole response, in shape.
+func writeError(c *app.RequestContext, e *apiError, shape errShape) {
+	b := make([]byte, 0, 96+len(e.message))
+	status := e.status
+	if shape == anthropicErrors {
+		var typ string
+		status, typ = anthropicStatus(e)
+		b = appendAnthropicError(b, typ, e.message)
+	} else {
+		b = appendErrorJSON(b, e)
+	}
 	c.Response.Header.SetContentType("application/json")
-	c.Response.SetStatusCode(e.status)
+	c.Response.SetStatusCode(status)
 	c.Response.SetBodyRaw(append(b, '\n'))
 }
 
-// appendErrorEvent appends e as an SSE event, for a stream already under way.
-func appendErrorEvent(b []byte, e *apiError) []byte {
+// appendErrorEvent appends e as an SSE event, for a stream already under
+// way: a data-only event in OpenAI's shape, Anthropic's "error" event in
+// its own.
+func appendErrorEvent(b []byte, e *apiError, shape errShape) []byte {
+	if shape == anthropicErrors {
+		_, typ := anthropicStatus(e)
+		b = append(b, "event: error\ndata: "...)
+		b = appendAnthropicError(b, typ, e.message)
+		return append(b, "\n\n"...)
+	}
 	b = append(b, "data: "...)
 	b = appendErrorJSON(b, e)
 	return append(b, "\n\n"...)
+}
+
+// appendAnthropicError appends an error in Anthropic's shape.
+func appendAnthropicError(b []byte, typ, message string) []byte {
+	b = append(b, `{"type":"error","error":{"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, message)
+	return append(b, "}}"...)
 }
 
 // appendErrorJSON appends e in OpenAI's error shape.

@@ -267,7 +267,8 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	}
 	if m.queueMax == 0 || !lq.cell.Acquire(g.col, m.queueMax) {
 		return nil, &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
-			message: fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax)}
+			message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
+			retryAfter: "1", source: sourceGateway}
 	}
 	began := time.Now()
 	w := lq.enqueue(append([]*backendRoute(nil), cands...))
@@ -287,6 +288,7 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 		if b = lq.leave(w); b == nil {
 			aerr = errServer(http.StatusServiceUnavailable, "queue_timeout",
 				fmt.Sprintf("Every backend of model `%s` stayed busy for the queue timeout of %s. Retry shortly.", m.name, m.queueTimeout))
+			aerr.retryAfter = "1"
 		}
 	}
 	rec.queued = true

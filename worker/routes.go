@@ -265,16 +265,15 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 	return t, nil
 }
 
-// authenticate returns the key whose SHA-256 matches the bearer token in an
-// Authorization header value, or nil. The lookup is by digest: what a timing
+// authenticate returns the key whose SHA-256 matches the token the client
+// sent (apiSpec.clientKey), or nil. The lookup is by digest: what a timing
 // difference could reveal is the digest of a guess, which is of no use for
 // finding a key; the final comparison is constant-time all the same.
-func (t *routeTable) authenticate(authorization []byte) *keyRoute {
-	const prefix = "Bearer "
-	if len(authorization) <= len(prefix) || !strings.EqualFold(string(authorization[:len(prefix)]), prefix) {
+func (t *routeTable) authenticate(token []byte) *keyRoute {
+	if len(token) == 0 {
 		return nil
 	}
-	sum := sha256.Sum256(authorization[len(prefix):])
+	sum := sha256.Sum256(token)
 	k := t.keys[sum]
 	if k == nil || subtle.ConstantTimeCompare(k.hash[:], sum[:]) != 1 {
 		return nil

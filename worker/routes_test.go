@@ -29,7 +29,7 @@ func TestAuthenticateAndAllow(t *testing.T) {
 	for header, want := range map[string]string{
 		"Bearer sk-all": "all", "bearer sk-one": "one", "Bearer sk-none": "", "sk-all": "", "Bearer ": "", "": "",
 	} {
-		k := rt.authenticate([]byte(header))
+		k := rt.authenticate(bearerToken([]byte(header)))
 		got := ""
 		if k != nil {
 			got = k.name
@@ -38,8 +38,8 @@ func TestAuthenticateAndAllow(t *testing.T) {
 			t.Errorf("authenticate(%q) = %q, want %q", header, got, want)
 		}
 	}
-	one := rt.authenticate([]byte("Bearer sk-one"))
-	if !one.allows("a") || one.allows("b") || !rt.authenticate([]byte("Bearer sk-all")).allows("b") {
+	one := rt.authenticate([]byte("sk-one"))
+	if !one.allows("a") || one.allows("b") || !rt.authenticate([]byte("sk-all")).allows("b") {
 		t.Error("model permissions wrong")
 	}
 	if b := rt.models["a"].backends[0]; b.url != "http://h:1" || b.authHeader != "Bearer be-key" {

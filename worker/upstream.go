@@ -41,6 +41,7 @@ var hopByHop = map[string]bool{
 // for the gateway, not for the backend.
 var neverForward = map[string]bool{
 	"Authorization": true,
+	"X-Api-Key":     true, // Anthropic's clients send the gateway's key so
 	"Cookie":        true,
 }
 

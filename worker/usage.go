@@ -24,6 +24,7 @@ type usageRecord struct {
 	path       string
 	status     int
 	errCode    string
+	errSource  errSource // whose fault the error is, when errCode is set
 	stream     bool
 	bytesIn    int64
 	bytesOut   int64
@@ -49,6 +50,11 @@ type usageRecord struct {
 	queued          bool          // waited in the model's queue for a slot
 	queueWait       time.Duration // time spent in the queue
 	handoff         time.Duration // from a slot's release to its hand-over to this request
+}
+
+// failed records that the request ended with e.
+func (r *usageRecord) failed(e *apiError) {
+	r.status, r.errCode, r.errSource = e.status, e.code, e.source
 }
 
 // usageLog writes exactly one JSON line per request. Each line is built in
@@ -208,6 +214,14 @@ func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte
 	b = appendInt(b, int64(r.status))
 	b = append(b, `,"error":`...)
 	b = appendLogString(b, r.errCode, logErrMax)
+	b = append(b, `,"error_source":`...)
+	if r.errCode == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, r.errSource.String()...)
+		b = append(b, '"')
+	}
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.stream)
 	b = append(b, `,"duration_ms":`...)

@@ -217,12 +217,7 @@ func Run(ctx context.Context, o Options) error {
 	)
 	h.Name = "sluice" // the Server header
 	h.Use(conns.markBusy, g.checkHead)
-	h.POST("/v1/chat/completions", g.proxy)
-	h.POST("/v1/completions", g.proxy)
-	h.POST("/v1/embeddings", g.proxy)
-	h.GET("/v1/models", g.models)
-	h.NoRoute(g.notFound)
-	h.NoMethod(g.methodNotAllowed)
+	g.register(h)
 	h.OnRun = append(h.OnRun, func(context.Context) error {
 		if o.Ready != nil {
 			o.Ready()

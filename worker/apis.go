@@ -1,0 +1,164 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/app/server"
+	"github.com/tidwall/gjson"
+
+	"github.com/sluice-gw/sluice/worker/sse"
+)
+
+// apiSpec describes one API the gateway proxies: everything in which a
+// request's life differs from one API to another. Adding an endpoint is
+// adding a description to apis; the phases (phases.go) read it and are not
+// edited.
+type apiSpec struct {
+	name  string   // for logs and docs: "chat", "responses", "messages", …
+	paths []string // POST paths served, as vLLM serves them
+	// errors is the shape of the gateway's own error answers.
+	errors errShape
+	// xAPIKey: the client's key may arrive as x-api-key (Anthropic's SDKs
+	// send it so) as well as Authorization: Bearer.
+	xAPIKey bool
+}
+
+// apis are the APIs the gateway proxies, in the order their routes are
+// registered.
+var apis = []*apiSpec{
+	{name: "chat", paths: []string{"/v1/chat/completions"}},
+	{name: "completions", paths: []string{"/v1/completions"}},
+	{name: "embeddings", paths: []string{"/v1/embeddings"}},
+}
+
+// register adds the routes of every API to h.
+func (g *gateway) register(h *server.Hertz) {
+	for _, a := range apis {
+		serve := func(ctx context.Context, c *app.RequestContext) { g.serve(ctx, c, a) }
+		for _, p := range a.paths {
+			h.POST(p, serve)
+		}
+	}
+	h.GET("/v1/models", g.models)
+	h.NoRoute(g.notFound)
+	h.NoMethod(g.methodNotAllowed)
+}
+
+// clientKey returns the key the client sent for the gateway (the token of
+// Authorization: Bearer, or for an API whose clients send it so, the value
+// of x-api-key), and whether it sent a credential at all.
+func (a *apiSpec) clientKey(c *app.RequestContext) (token []byte, sent bool) {
+	auth := c.Request.Header.Peek("Authorization")
+	if a.xAPIKey {
+		if k := c.Request.Header.Peek("X-Api-Key"); len(k) > 0 {
+			return k, true
+		}
+	}
+	return bearerToken(auth), len(auth) > 0
+}
+
+// bearerToken returns the token of an Authorization: Bearer header, or nil.
+func bearerToken(authorization []byte) []byte {
+	const prefix = "Bearer "
+	if len(authorization) <= len(prefix) || !bytes.EqualFold(authorization[:len(prefix)], []byte(prefix)) {
+		return nil
+	}
+	return authorization[len(prefix):]
+}
+
+// errUnauthorized distinguishes a missing key from a wrong one, as OpenAI
+// does, and says how the API's clients send one.
+func errUnauthorized(a *apiSpec, sent bool) *apiError {
+	if !sent {
+		how := "'Authorization: Bearer YOUR_KEY'"
+		if a.xAPIKey {
+			how = "'x-api-key: YOUR_KEY' or " + how
+		}
+		return errInvalid(http.StatusUnauthorized, "missing_api_key",
+			"You didn't provide an API key. Send it as "+how+".")
+	}
+	return errInvalid(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
+}
+
+// readAnswer records what a whole answer says of its usage and finish.
+func (a *apiSpec) readAnswer(rec *usageRecord, data []byte) {
+	rec.usage = sse.BodyUsage(data)
+	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
+}
+
+// shapeOf is the error shape of an answer to path when no API route took
+// it (an unknown URL, a wrong method): the shape of the API whose paths it
+// extends, so an SDK reads it.
+func shapeOf(path []byte) errShape {
+	for _, a := range apis {
+		for _, p := range a.paths {
+			if len(path) >= len(p) && string(path[:len(p)]) == p {
+				return a.errors
+			}
+		}
+	}
+	return openAIErrors
+}
+
+// modelList is how GET /v1/models takes the client's key: either way, as
+// OpenAI's and Anthropic's SDKs both list models there.
+var modelList = &apiSpec{name: "models", xAPIKey: true}
+
+// models handles GET /v1/models: the models the caller's key may use, in
+// OpenAI's list shape.
+func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
+	rec := g.beginRecord(c)
+	defer g.finish(rec)
+	routes := g.acquireRoutes()
+	defer routes.refs.Add(-1)
+	token, sent := modelList.clientKey(c)
+	key := routes.authenticate(token)
+	if key == nil {
+		g.refuseUnread(c, rec, errUnauthorized(modelList, sent), openAIErrors)
+		return
+	}
+	rec.key = key.name
+	b := append(make([]byte, 0, 256), `{"object":"list","data":[`...)
+	first := true
+	for _, m := range routes.order {
+		if !key.allows(m.name) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, m.name)
+		b = append(b, `,"object":"model","created":`...)
+		b = appendInt(b, g.started.Unix())
+		b = append(b, `,"owned_by":"sluice"}`...)
+	}
+	b = append(b, "]}\n"...)
+	rec.status = http.StatusOK
+	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	c.Response.Header.SetContentType("application/json")
+	c.Response.SetBodyRaw(b)
+	rec.bytesOut = int64(len(b))
+}
+
+// notFound answers every path the gateway does not serve (with a request
+// id and a usage line, like every other answer).
+func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
+	rec := g.beginRecord(c)
+	defer g.finish(rec)
+	g.refuseUnread(c, rec, errInvalid(http.StatusNotFound, "unknown_url",
+		fmt.Sprintf("Unknown request URL: %s %s.", c.Method(), c.Path())), shapeOf(c.Path()))
+}
+
+// methodNotAllowed answers a known path with the wrong method.
+func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
+	rec := g.beginRecord(c)
+	defer g.finish(rec)
+	g.refuseUnread(c, rec, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
+		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())), shapeOf(c.Path()))
+}

@@ -1,0 +1,320 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/worker/upstream"
+)
+
+// This file is phases 9 and 10 — a slot, then the request sent upstream —
+// tried on the next candidate while nothing has gone to the client. The
+// loop is callUpstream; one try is attempt; what a try's outcome means
+// (answer, retry, eject, fail) is classify's alone to decide.
+
+// callUpstream runs phases 9 and 10: attempts, in candidate order, until
+// one's answer can go to the client or none is left to try. Each attempt
+// takes a slot (waiting in the queue if need be) and gives it back when
+// that attempt ends.
+func (g *gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
+	m := x.model
+	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
+	x.upCtx, x.cancel = upCtx, cancel
+	x.total = time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
+	x.deadline = time.Now().Add(m.total)
+	if x.scan.Stream {
+		x.idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
+		x.idleFor = m.streamIdle
+	}
+	x.firstTokenArmed = x.scan.Stream && m.firstToken > 0 // opt-in, one retry at most
+	for n := 0; ; n++ {
+		if done, e := g.attempt(ctx, c, x, n); done {
+			return e
+		}
+	}
+}
+
+// attempt is the n-th try: a slot on the first free of the candidates in
+// the try's order (attempt n prefers the n-th candidate: backends already
+// tried go last), the request sent, the answer's head read (and a
+// stream's first bytes, under first_token_deadline). done is false when
+// the request is to be tried again; else e is the client's error, or nil
+// with x.res the answer to relay.
+func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
+	m, rec := x.model, x.rec
+	var rotated [16]*backendRoute
+	k := n % len(x.candidates)
+	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)
+	// Until this attempt's send the body is not read: a spilled one's
+	// pages leave memory while the request waits for a slot.
+	x.held.idle()
+	b, e := g.takeSlot(ctx, m, order, rec)
+	if e != nil {
+		return true, e
+	}
+	rec.backend = b.url
+	rec.attempts++
+	rec.tried = append(rec.tried, b.url)
+	release := func() { g.queues.releaseSlot(m, b) }
+	// An attempt is ended by closing its response (or by Do's failure);
+	// it needs a context of its own only for the first-token deadline.
+	actx, acancel := x.upCtx, noCancel
+	var ft *firstTokenTimer
+	if x.firstTokenArmed {
+		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
+		ft = startFirstTokenTimer(m.firstToken, acancel)
+	}
+	res, err := g.sendUpstream(actx, c, b, x.pieces)
+	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
+		x.prefix, err = readFirst(res.Body)
+		if !ft.arrived() {
+			err = errFirstToken
+		}
+		if err != nil {
+			// The head came but no first event: this response is done
+			// with, whatever comes next (a retry, or an error). Left
+			// open, its connection stayed open for good (an fd per
+			// request: TestNoLeakOnFailurePaths).
+			res.Body.Close()
+			res, x.prefix = nil, nil
+		}
+	}
+	ft.stop()
+	if res != nil {
+		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
+	}
+	o := classify(x, attemptResult{
+		err:        err,
+		res:        res,
+		clientGone: ctx.Err() != nil,
+		timeout:    timedOut(x.upCtx),
+		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
+		triesLeft:  n < m.retries,
+		othersUp:   err != nil && anyHealthy(x.candidates, b, time.Now()),
+	})
+	if o.answer {
+		x.res, x.acancel, x.slot = res, acancel, release
+		return true, nil
+	}
+	if res != nil {
+		res.Body.Close()
+	}
+	acancel(nil)
+	release()
+	if o.eject {
+		out := b.eject(time.Now())
+		g.log.Warn("upstream request failed; backend out of rotation", "backend", b.url,
+			"attempt", n+1, "for", out.String(), "err", err)
+	}
+	switch {
+	case o.firstTokenRetry:
+		// Nothing went to the client: cancel on this backend (it sees
+		// the close) and try the next one, once, without a deadline.
+		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
+		x.firstTokenArmed, rec.firstTokenRetry = false, true
+	case o.retry && res != nil:
+		g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", n+1)
+	}
+	return !o.retry, o.fail
+}
+
+// attemptResult is what one attempt came to, as classify reads it.
+type attemptResult struct {
+	err        error          // sending, or reading a stream's first bytes, failed
+	res        *http.Response // the backend's answer (nil when err)
+	clientGone bool           // the client went away
+	timeout    error          // the gateway's own timeout that ended the request, if one did
+	firstToken bool           // first_token_deadline passed before the stream's first bytes
+	triesLeft  bool           // the model's retries allow another attempt
+	othersUp   bool           // another candidate is in rotation (read only when the attempt failed)
+}
+
+// outcome is what an attempt's result means. answer: the backend's
+// answer goes to the client, whatever its status. Else retry says whether
+// another attempt follows, eject whether this backend leaves rotation
+// (passive health), and fail is the client's error when none follows.
+type outcome struct {
+	answer          bool
+	retry           bool
+	firstTokenRetry bool
+	eject           bool
+	fail            *apiError
+}
+
+// classify decides what an attempt's result means: the one place where a
+// failure's status, code and source (client, upstream, gateway) are set,
+// and whether it may be retried or eject the backend (pingora-error's
+// ErrorSource and retry flag, as one function).
+//
+//   - The client left while the attempt failed: nothing more (499).
+//   - The gateway's own timeout (total, stream idle): 504, never retried —
+//     the time is spent — and never an ejection: the backend is slow, not
+//     down.
+//   - first_token_deadline passed: retried once on the next backend,
+//     beyond retries; no ejection.
+//   - A stream that ended before its first byte: 502; not retried (the
+//     backend took the request; running it twice could bill twice).
+//   - No connection or no answer's head: the backend is ejected, and the
+//     request retried while retries last and a candidate is in rotation
+//     (else it would wait for the ejected one); else 502.
+//   - An answer of 429 or 5xx (retryableStatus): retried while retries
+//     last, else relayed as the backend gave it.
+//   - Any other answer goes to the client.
+func classify(x *exchange, r attemptResult) outcome {
+	switch {
+	case r.clientGone && r.err != nil:
+		return outcome{fail: errClientClosed}
+	case r.timeout != nil && r.err != nil:
+		return outcome{fail: errTimeout(x.model, r.timeout)}
+	case r.firstToken:
+		return outcome{retry: true, firstTokenRetry: true}
+	case r.err == errReadFirst:
+		return outcome{fail: errUpstream(http.StatusBadGateway, "upstream_failed",
+			"The backend closed the stream before its first event.")}
+	case r.err != nil:
+		if r.triesLeft && r.othersUp {
+			return outcome{retry: true, eject: true}
+		}
+		return outcome{eject: true, fail: errUpstream(http.StatusBadGateway, "upstream_unreachable",
+			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
+	case retryableStatus(r.res.StatusCode) && r.triesLeft:
+		return outcome{retry: true}
+	}
+	return outcome{answer: true}
+}
+
+// isEventStream reports whether a backend answer is an SSE stream.
+func isEventStream(res *http.Response) bool {
+	return strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+}
+
+// noCancel is the cancel of an attempt without a context of its own.
+func noCancel(error) {}
+
+// errFirstToken: a stream's first event did not arrive by first_token_deadline.
+var errFirstToken = errors.New("first token deadline")
+
+// errReadFirst: a stream ended before its first byte.
+var errReadFirst = errors.New("stream ended before its first byte")
+
+// readFirst reads a stream's first bytes.
+func readFirst(body io.Reader) ([]byte, error) {
+	buf := make([]byte, 4<<10)
+	n, err := body.Read(buf)
+	if n > 0 {
+		return buf[:n], nil
+	}
+	if err == nil || err == io.EOF {
+		err = errReadFirst
+	}
+	return nil, err
+}
+
+// firstTokenTimer cancels an attempt whose stream has not started by the
+// deadline. Whichever comes first — the first bytes or the deadline — wins,
+// exactly once, so a stream is never cancelled after it began.
+type firstTokenTimer struct {
+	state atomic.Int32 // 0 waiting, 1 arrived, 2 deadline passed
+	t     *time.Timer
+}
+
+func startFirstTokenTimer(d time.Duration, cancel context.CancelCauseFunc) *firstTokenTimer {
+	ft := &firstTokenTimer{}
+	ft.t = time.AfterFunc(d, func() {
+		if ft.state.CompareAndSwap(0, 2) {
+			cancel(errFirstToken)
+		}
+	})
+	return ft
+}
+
+// arrived records the first bytes; false when the deadline won.
+func (ft *firstTokenTimer) arrived() bool {
+	ft.t.Stop()
+	return ft.state.CompareAndSwap(0, 1) || ft.state.Load() == 1
+}
+
+func (ft *firstTokenTimer) stop() {
+	if ft != nil {
+		ft.t.Stop()
+		ft.state.CompareAndSwap(0, 1)
+	}
+}
+
+// Causes of an upstream request ended by the gateway's own timeouts.
+var (
+	errTotalTimeout = errors.New("total timeout")
+	errStreamIdle   = errors.New("stream idle timeout")
+)
+
+// timedOut returns which timeout ended the upstream request, if one did.
+func timedOut(upCtx context.Context) error {
+	switch c := context.Cause(upCtx); c {
+	case errTotalTimeout, errStreamIdle:
+		return c
+	}
+	return nil
+}
+
+// brokenOff is the error of an answer (what: "stream", "answer") that ended
+// after it began: the gateway's timeout if one ended it, else broken.
+func brokenOff(upCtx context.Context, what string, broken *apiError) *apiError {
+	if to := timedOut(upCtx); to != nil {
+		return errUpstream(http.StatusGatewayTimeout, "upstream_timeout", "The "+what+" was stopped: "+to.Error()+".")
+	}
+	return broken
+}
+
+// errTimeout is the 504 for a timeout before anything reached the client.
+func errTimeout(m *modelRoute, cause error) *apiError {
+	limit := m.total
+	if cause == errStreamIdle {
+		limit = m.streamIdle
+	}
+	return errUpstream(http.StatusGatewayTimeout, "upstream_timeout",
+		fmt.Sprintf("The backend of model `%s` did not answer in time (%s: %s).", m.name, cause, limit))
+}
+
+// retryableStatus: answers worth another backend — overload, and server
+// errors (vLLM answers 500/503 while it restarts or runs out of memory).
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+// statusClientClosed is nginx's 499: the client closed the connection.
+const statusClientClosed = 499
+
+// sendUpstream sends the request to backend b and returns once the
+// response headers have arrived. body is sent as it is, in its pieces.
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body [][]byte) (*http.Response, error) {
+	hdr := headerPool.Get().(*[]byte)
+	defer headerPool.Put(hdr)
+	h := appendRequestHeaders((*hdr)[:0], c)
+	if b.authHeader != "" {
+		h = append(append(append(h, "Authorization: "...), b.authHeader...), "\r\n"...)
+	}
+	*hdr = h
+	return b.pool.Do(ctx, &upstream.Request{Method: http.MethodPost, Target: string(c.Request.RequestURI()), Header: h, Body: body})
+}
+
+// headerPool holds the buffers the forwarded header lines are built in.
+var headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// anyHealthy reports whether one of bs other than but is in rotation at now.
+func anyHealthy(bs []*backendRoute, but *backendRoute, now time.Time) bool {
+	for _, b := range bs {
+		if b != but && b.healthy(now) {
+			return true
+		}
+	}
+	return false
+}

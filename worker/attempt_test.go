@@ -1,0 +1,65 @@
+package worker
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+)
+
+// TestClassify pins what every kind of attempt outcome means: the one
+// table of retry, ejection and the client's error.
+func TestClassify(t *testing.T) {
+	x := &exchange{model: &modelRoute{name: "m"}}
+	answer := func(code int) *http.Response { return &http.Response{StatusCode: code} }
+	up, down := true, false
+	refused := errors.New("connection refused")
+	cases := []struct {
+		name string
+		r    attemptResult
+		want outcome
+		code string // the client's error code, when fail is set
+	}{
+		{"ok", attemptResult{res: answer(200), triesLeft: true, othersUp: up}, outcome{answer: true}, ""},
+		{"client error is the client's", attemptResult{res: answer(400), triesLeft: true, othersUp: up}, outcome{answer: true}, ""},
+		{"404 relayed", attemptResult{res: answer(404), triesLeft: true, othersUp: up}, outcome{answer: true}, ""},
+		{"503 retried", attemptResult{res: answer(503), triesLeft: true, othersUp: up}, outcome{retry: true}, ""},
+		{"429 retried", attemptResult{res: answer(429), triesLeft: true, othersUp: up}, outcome{retry: true}, ""},
+		{"503 relayed when no retry is left", attemptResult{res: answer(503), othersUp: up}, outcome{answer: true}, ""},
+		{"unreachable: eject and retry", attemptResult{err: refused, triesLeft: true, othersUp: up}, outcome{retry: true, eject: true}, ""},
+		{"unreachable, none in rotation", attemptResult{err: refused, triesLeft: true, othersUp: down}, outcome{eject: true}, "upstream_unreachable"},
+		{"unreachable, no retry left", attemptResult{err: refused, othersUp: up}, outcome{eject: true}, "upstream_unreachable"},
+		{"client gone", attemptResult{err: refused, clientGone: true, triesLeft: true, othersUp: up}, outcome{}, "client_closed"},
+		{"gateway timeout: not retried, no ejection", attemptResult{err: refused, timeout: errTotalTimeout, triesLeft: true, othersUp: up}, outcome{}, "upstream_timeout"},
+		{"first token: retried beyond retries", attemptResult{err: errFirstToken, firstToken: true, othersUp: up}, outcome{retry: true, firstTokenRetry: true}, ""},
+		{"stream ended before its first byte", attemptResult{err: errReadFirst, triesLeft: true, othersUp: up}, outcome{}, "upstream_failed"},
+	}
+	for _, tc := range cases {
+		got := classify(x, tc.r)
+		code := ""
+		if got.fail != nil {
+			code = got.fail.code
+		}
+		got.fail = nil
+		if got != tc.want || code != tc.code {
+			t.Errorf("%s: classify = %+v (error %q), want %+v (error %q)", tc.name, got, code, tc.want, tc.code)
+		}
+	}
+}
+
+// TestErrorSources checks whose fault each of the attempt's failures is.
+func TestErrorSources(t *testing.T) {
+	x := &exchange{model: &modelRoute{name: "m"}}
+	for _, tc := range []struct {
+		r    attemptResult
+		want errSource
+	}{
+		{attemptResult{err: errReadFirst, othersUp: false}, sourceUpstream},
+		{attemptResult{err: errors.New("x"), othersUp: false}, sourceUpstream},
+		{attemptResult{err: errors.New("x"), timeout: errStreamIdle}, sourceUpstream},
+		{attemptResult{err: errors.New("x"), clientGone: true}, sourceClient},
+	} {
+		if got := classify(x, tc.r).fail.source; got != tc.want {
+			t.Errorf("%+v: source %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}

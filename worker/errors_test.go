@@ -1,0 +1,59 @@
+package worker
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// TestAnthropicErrorShape checks the gateway's refusals in Anthropic's
+// shape: the status and error type its SDKs map to typed errors.
+func TestAnthropicErrorShape(t *testing.T) {
+	for _, tc := range []struct {
+		e          *apiError
+		status     int
+		anthropic  string
+		openAIType string
+	}{
+		{errUnauthorized(&apiSpec{xAPIKey: true}, false), 401, "authentication_error", "invalid_request_error"},
+		{errInvalid(http.StatusForbidden, "model_not_allowed", "no"), 403, "permission_error", "invalid_request_error"},
+		{errInvalid(http.StatusNotFound, "model_not_found", "no"), 404, "not_found_error", "invalid_request_error"},
+		{errBodyTooLarge, 413, "request_too_large", "invalid_request_error"},
+		{rateLimited("requests", "slow down"), 429, "rate_limit_error", "requests"},
+		{&apiError{status: 429, code: "queue_full", errType: "server_error"}, 529, "overloaded_error", "server_error"},
+		{errServer(503, "queue_timeout", "busy"), 529, "overloaded_error", "server_error"},
+		{errServer(503, "no_healthy_backend", "none"), 529, "overloaded_error", "server_error"},
+		{errUpstream(502, "upstream_unreachable", "down"), 502, "api_error", "server_error"},
+		{errUpstream(504, "upstream_timeout", "slow"), 504, "timeout_error", "server_error"},
+		{errInvalid(400, "invalid_json", "bad"), 400, "invalid_request_error", "invalid_request_error"},
+	} {
+		status, typ := anthropicStatus(tc.e)
+		if status != tc.status || typ != tc.anthropic {
+			t.Errorf("%s: Anthropic %d %s, want %d %s", tc.e.code, status, typ, tc.status, tc.anthropic)
+		}
+		var a struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(appendAnthropicError(nil, typ, tc.e.message), &a); err != nil ||
+			a.Type != "error" || a.Error.Type != typ || a.Error.Message != tc.e.message {
+			t.Errorf("%s: Anthropic body %+v (%v)", tc.e.code, a, err)
+		}
+		var o struct {
+			Error struct {
+				Type string `json:"type"`
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(appendErrorJSON(nil, tc.e), &o); err != nil || o.Error.Type != tc.openAIType || o.Error.Code != tc.e.code {
+			t.Errorf("%s: OpenAI body %+v (%v)", tc.e.code, o, err)
+		}
+	}
+	ev := string(appendErrorEvent(nil, errUpstream(502, "upstream_stream_broken", "broke"), anthropicErrors))
+	if want := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"broke\"}}\n\n"; ev != want {
+		t.Errorf("Anthropic error event %q, want %q", ev, want)
+	}
+}
