@@ -75,9 +75,9 @@ type backendRoute struct {
 	authHeader string         // "Bearer …" from api_key_env, or empty
 	// keys are the backend's provider keys (api_keys_env), nil without:
 	// each attempt sends the one keys.Pick gives, in place of authHeader.
-	keys *provkeys.Set
-	cell       *shm.Cell      // slots in use, counted across all workers
-	slots      int64
+	keys  *provkeys.Set
+	cell  *shm.Cell // slots in use, counted across all workers
+	slots int64
 	// siblings are the same server's cells under the other models that
 	// list it: the load it reports counts their requests too.
 	siblings []*shm.Cell
