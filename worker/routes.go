@@ -73,11 +73,11 @@ type backendRoute struct {
 	url        string         // base URL without trailing slash
 	pool       *upstream.Pool // keep-alive connections; carried over reloads with the URL
 	authHeader string         // "Bearer …" from api_key_env, or empty
+	cell       *shm.Cell      // slots in use, counted across all workers
+	slots      int64
 	// keys are the backend's provider keys (api_keys_env), nil without:
 	// each attempt sends the one keys.Pick gives, in place of authHeader.
-	keys  *provkeys.Set
-	cell  *shm.Cell // slots in use, counted across all workers
-	slots int64
+	keys *provkeys.Set
 	// siblings are the same server's cells under the other models that
 	// list it: the load it reports counts their requests too.
 	siblings []*shm.Cell
