@@ -109,7 +109,8 @@ type Config struct {
 	// and `sluice upgrade`); empty: none.
 	PidFile string `yaml:"pid_file"`
 	// ShmCells is the capacity of the shared-memory region in named cells:
-	// one per key, per model (its queue) and per backend of a model.
+	// one per key, per model (its queue), per backend of a model and per
+	// provider key of a backend (api_keys_env).
 	ShmCells int `yaml:"shm_cells"`
 	// Nomad is how sluice reaches Nomad, for models[].nomad and fleet.
 	Nomad NomadClient `yaml:"nomad"`
