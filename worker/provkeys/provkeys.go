@@ -157,6 +157,13 @@ func (s *Set) Report(k *Key, status int, retryAfter string, now int64) (retry bo
 	default:
 		return false
 	}
+	return s.Usable(now)
+}
+
+// Usable reports whether some key is in rotation and not resting at now
+// (region clock): whether Pick would give one. It counts nothing, so a
+// backend's candidacy can be checked before its slot is taken.
+func (s *Set) Usable(now int64) bool {
 	gen := s.region.Generation()
 	for i := range s.keys {
 		if s.keys[i].usable(now, gen) {

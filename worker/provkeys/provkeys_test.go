@@ -198,8 +198,11 @@ func TestAllOutOrResting(t *testing.T) {
 	if retry := w1.Report(key(w1, "KEY_C"), http.StatusTooManyRequests, "", now); retry {
 		t.Fatal("Report says to retry with every key out or resting")
 	}
-	if k, ok := w2.Pick(now); ok {
-		t.Fatalf("picked %s with every key out or resting", k.Name())
+	if k, ok := w2.Pick(now); ok || w2.Usable(now) {
+		t.Fatalf("picked %v (usable %v) with every key out or resting", k, w2.Usable(now))
+	}
+	if !w2.Usable(now + int64(DefaultRest)) {
+		t.Fatal("not usable once C's rest is over")
 	}
 	if got := picks(w2, now+int64(DefaultRest), 2); got != "C C" {
 		t.Fatalf("after C's rest picked %s", got)
