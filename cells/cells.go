@@ -11,8 +11,8 @@ import (
 	"github.com/sluice-gw/sluice/shm"
 )
 
-// ConfigNames lists the cells of the configuration's keys, models and
-// backends (not the fixed stats cells).
+// ConfigNames lists the cells of the configuration's keys, models,
+// backends and backends' provider keys (not the fixed stats cells).
 func ConfigNames(c *config.Config) []string {
 	var names []string
 	for _, k := range c.Keys {
@@ -22,6 +22,9 @@ func ConfigNames(c *config.Config) []string {
 		names = append(names, shm.QueueCell(m.Name))
 		for _, b := range m.Backends {
 			names = append(names, shm.BackendCell(m.Name, b.URL))
+			for _, env := range b.APIKeysEnv {
+				names = append(names, shm.BackendKeyCell(m.Name, b.URL, env))
+			}
 		}
 	}
 	return names

@@ -40,10 +40,11 @@ func TestAllocAllOrNothing(t *testing.T) {
 
 // config counts the stats cells without importing shm (config imports
 // nothing of sluice's): the two must agree, or a region sized by
-// CellsNeeded is short of the cells Alloc takes.
+// CellsNeeded is short of the cells Alloc takes. Provider keys
+// (api_keys_env) take a cell each.
 func TestCellsNeededCountsStatsCells(t *testing.T) {
 	cfg := &config.Config{Keys: []config.Key{{Name: "a"}}, Models: []config.Model{{Name: "m",
-		Backends: []config.Backend{{URL: "http://a:1"}, {URL: "http://b:1"}}}}}
+		Backends: []config.Backend{{URL: "http://a:1"}, {URL: "http://b:1", APIKeysEnv: []string{"K1", "K2"}}}}}}
 	if need, names := cfg.CellsNeeded(), len(Names(cfg)); need != names {
 		t.Fatalf("config.CellsNeeded says %d cells, cells.Names lists %d", need, names)
 	}

@@ -109,7 +109,8 @@ type Config struct {
 	// and `sluice upgrade`); empty: none.
 	PidFile string `yaml:"pid_file"`
 	// ShmCells is the capacity of the shared-memory region in named cells:
-	// one per key, per model (its queue) and per backend of a model.
+	// one per key, per model (its queue), per backend of a model and per
+	// provider key of a backend (api_keys_env).
 	ShmCells int `yaml:"shm_cells"`
 	// Nomad is how sluice reaches Nomad, for models[].nomad and fleet.
 	Nomad NomadClient `yaml:"nomad"`
@@ -188,7 +189,9 @@ type NomadService struct {
 	Tags      []string `yaml:"tags"`      // an instance must have every one
 	Scheme    string   `yaml:"scheme"`    // http (default) or https
 	Slots     int      `yaml:"slots"`     // required: slots of each instance
-	APIKeyEnv string   `yaml:"api_key_env"`
+	// APIKeyEnv and APIKeysEnv are every instance's as in Backend.
+	APIKeyEnv  string   `yaml:"api_key_env"`
+	APIKeysEnv []string `yaml:"api_keys_env"`
 }
 
 // NomadClient overrides what nomad/api reads from NOMAD_ADDR, NOMAD_TOKEN,
@@ -271,6 +274,14 @@ type Backend struct {
 	// APIKeyEnv names an environment variable holding the backend's own
 	// API key, sent as "Authorization: Bearer …".
 	APIKeyEnv string `yaml:"api_key_env"`
+	// APIKeysEnv names several environment variables, each holding one of
+	// the backend's keys (a hosted API with per-key rate limits), instead
+	// of APIKeyEnv. They are sent in turn, round robin across all workers;
+	// a key answered 401 or 403 is out of rotation until the next reload,
+	// a key answered 429 rests for its Retry-After (60 s without one, 1 h
+	// at most) and the request goes on with the next key. Logs and metrics
+	// name a key by its variable, never by its value.
+	APIKeysEnv []string `yaml:"api_keys_env"`
 }
 
 // Workers is "auto" (0 here) or a positive worker count.
@@ -417,12 +428,15 @@ func (c *Config) AdminToken() string {
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
-// per key, one per model (its queue), one per backend of each model, and
-// six for the gateway's own gauges.
+// per key, one per model (its queue), one per backend of each model and
+// one per api_keys_env entry of each backend, and six for the gateway's own
+// gauges.
 func (c *Config) CellsNeeded() int {
 	n := 6 + len(c.Keys) + len(c.Models)
 	for _, m := range c.Models {
-		n += len(m.Backends)
+		for _, b := range m.Backends {
+			n += 1 + len(b.APIKeysEnv)
+		}
 	}
 	return n
 }

@@ -86,6 +86,12 @@ func TestParseProblems(t *testing.T) {
 		{"url with path", "http://127.0.0.1:8000", "http://127.0.0.1:8000/v1", []string{"models[0].backends[0].url", "no path"}},
 		{"unknown model in key", `models: ["*"]`, `models: ["gpt-9"]`, []string{"bad.yaml:9:", "keys[0].models[0]", "gpt-9"}},
 		{"missing env", "slots: 16", "slots: 16\n        api_key_env: SLUICE_TEST_SURELY_UNSET", []string{"models[0].backends[0].api_key_env", "SLUICE_TEST_SURELY_UNSET is not set"}},
+		{"api_key_env and api_keys_env", "slots: 16", "slots: 16\n        api_key_env: HOME\n        api_keys_env: [HOME]", []string{"bad.yaml:17:", "models[0].backends[0].api_keys_env", "either api_key_env or api_keys_env"}},
+		{"api_keys_env unset", "slots: 16", "slots: 16\n        api_keys_env: [HOME, SLUICE_TEST_SURELY_UNSET]", []string{"bad.yaml:16:", "models[0].backends[0].api_keys_env[1]", "SLUICE_TEST_SURELY_UNSET is not set"}},
+		{"api_keys_env twice", "slots: 16", "slots: 16\n        api_keys_env:\n          - HOME\n          - PATH\n          - HOME", []string{"bad.yaml:19:13", "models[0].backends[0].api_keys_env[2]", "HOME is listed twice"}},
+		{"api_keys_env empty name", "slots: 16", "slots: 16\n        api_keys_env: [HOME, '']", []string{"models[0].backends[0].api_keys_env[1]", "is empty"}},
+		{"nomad api_keys_env unset", "    backends:\n      - url: http://127.0.0.1:8000\n        slots: 16\n",
+			"    nomad: {service: vllm, slots: 4, api_keys_env: [SLUICE_TEST_SURELY_UNSET]}\n", []string{"models[0].nomad.api_keys_env[0]", "SLUICE_TEST_SURELY_UNSET is not set"}},
 		{"duplicate model", "models:\n", "models:\n  - name: llama-3.1-8b\n    backends: [{url: 'http://127.0.0.1:1', slots: 1}]\n", []string{"models[1].name", "duplicate model name"}},
 		{"bad affinity", "slots: 16", "slots: 16\n    affinity: sticky", []string{"models[0].affinity", "prefix, user or none"}},
 		{"negative limit", `models: ["*"]`, "models: [\"*\"]\n    requests_per_minute: -5", []string{"bad.yaml:10:", "keys[0].requests_per_minute", "0 (no limit) or more"}},
@@ -160,5 +166,28 @@ func TestAdminTokenEnv(t *testing.T) {
 	}
 	if ch := RestartChanges(plain, c); len(ch) != 1 || !strings.HasPrefix(ch[0], "admin_token_env changed") {
 		t.Fatalf("RestartChanges: %v", ch)
+	}
+}
+
+// api_keys_env: every named variable set, and each entry takes a cell of
+// its own (its rotation state, shared by the workers).
+func TestAPIKeysEnv(t *testing.T) {
+	t.Setenv("SLUICE_CONFIG_TEST_K1", "sk-1")
+	t.Setenv("SLUICE_CONFIG_TEST_K2", "sk-2")
+	t.Setenv("SLUICE_CONFIG_TEST_EMPTY", "")
+	src := strings.Replace(validYAML, "slots: 16", "slots: 16\n        api_keys_env: [SLUICE_CONFIG_TEST_K1, SLUICE_CONFIG_TEST_K2]", 1)
+	c, err := Parse("k.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Models[0].Backends[0].APIKeysEnv; len(got) != 2 || got[1] != "SLUICE_CONFIG_TEST_K2" {
+		t.Fatalf("api_keys_env = %v", got)
+	}
+	if plain, _ := Parse("p.yaml", []byte(validYAML)); c.CellsNeeded() != plain.CellsNeeded()+2 {
+		t.Fatalf("CellsNeeded %d with two provider keys, %d without", c.CellsNeeded(), plain.CellsNeeded())
+	}
+	empty := strings.Replace(src, "SLUICE_CONFIG_TEST_K2", "SLUICE_CONFIG_TEST_EMPTY", 1)
+	if _, err := Parse("e.yaml", []byte(empty)); err == nil || !strings.Contains(err.Error(), "api_keys_env[1]: environment variable SLUICE_CONFIG_TEST_EMPTY is not set") {
+		t.Fatalf("a variable set to the empty string: %v", err)
 	}
 }

@@ -200,9 +200,7 @@ func (c *Config) validate() Problems {
 			if n.Scheme != "http" && n.Scheme != "https" {
 				add(p+".nomad.scheme", "must be http or https, not %q", n.Scheme)
 			}
-			if n.APIKeyEnv != "" && os.Getenv(n.APIKeyEnv) == "" {
-				add(p+".nomad.api_key_env", "environment variable %s is not set", n.APIKeyEnv)
-			}
+			checkKeyEnvs(add, p+".nomad", n.APIKeyEnv, n.APIKeysEnv)
 		}
 		if m.KVSaturation <= 0 || m.KVSaturation > 1 {
 			add(p+".kv_saturation", "must be in (0, 1], got %v", m.KVSaturation)
@@ -242,9 +240,7 @@ func (c *Config) validate() Problems {
 			if b.Slots < 1 {
 				add(bp+".slots", "must be at least 1, got %d", b.Slots)
 			}
-			if b.APIKeyEnv != "" && os.Getenv(b.APIKeyEnv) == "" {
-				add(bp+".api_key_env", "environment variable %s is not set", b.APIKeyEnv)
-			}
+			checkKeyEnvs(add, bp, b.APIKeyEnv, b.APIKeysEnv)
 		}
 	}
 
@@ -295,10 +291,34 @@ func (c *Config) validate() Problems {
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {
-		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model and per backend, and six for the gateway's own gauges) "+
+		add("shm_cells", "the configuration needs %d shared-memory cells (one per key, per model, per backend and per api_keys_env entry, and six for the gateway's own gauges) "+
 			"and the region holds %d: raise shm_cells", need, c.ShmCells)
 	}
 	return ps
+}
+
+// checkKeyEnvs checks a backend's api_key_env or api_keys_env (at path p):
+// not both, every variable set, no name twice.
+func checkKeyEnvs(add func(path, format string, args ...any), p, one string, many []string) {
+	if one != "" && len(many) > 0 {
+		add(p+".api_keys_env", "give either api_key_env or api_keys_env, not both")
+	}
+	if one != "" && os.Getenv(one) == "" {
+		add(p+".api_key_env", "environment variable %s is not set", one)
+	}
+	seen := map[string]bool{}
+	for i, name := range many {
+		ep := fmt.Sprintf("%s.api_keys_env[%d]", p, i)
+		switch {
+		case name == "":
+			add(ep, "is empty: name an environment variable holding one of the backend's keys")
+		case seen[name]:
+			add(ep, "%s is listed twice", name)
+		case os.Getenv(name) == "":
+			add(ep, "environment variable %s is not set", name)
+		}
+		seen[name] = true
+	}
 }
 
 func checkBackendURL(raw string) error {

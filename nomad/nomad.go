@@ -152,7 +152,7 @@ func Backends(n *config.NomadService, found []Instance) (backends []config.Backe
 			skipped = append(skipped, Skipped{in, err})
 			continue
 		}
-		backends = append(backends, config.Backend{URL: u, Slots: n.Slots, APIKeyEnv: n.APIKeyEnv})
+		backends = append(backends, config.Backend{URL: u, Slots: n.Slots, APIKeyEnv: n.APIKeyEnv, APIKeysEnv: n.APIKeysEnv})
 	}
 	return backends, skipped
 }

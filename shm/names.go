@@ -19,6 +19,36 @@ func BackendCell(model, url string) string {
 	return "backend/" + model + "/" + strings.TrimSuffix(url, "/")
 }
 
+// BackendKeyCell is the cell of one provider key (api_keys_env) of a
+// backend of a model, named by its environment variable: whether it is in
+// rotation, how long it rests, its counters (the BackendKey* scalars).
+func BackendKeyCell(model, url, keyEnv string) string {
+	return "backend-key/" + model + "/" + strings.TrimSuffix(url, "/") + "#" + keyEnv
+}
+
+// Scalars of a BackendKeyCell. Counters only grow (the supervisor reads
+// them for /metrics); none is held in a worker's column.
+const (
+	// BackendKeyOutScalar is the first configuration generation
+	// (Region.Generation) under which the key is back in rotation: one past
+	// the generation under which it was answered 401 or 403. The key is
+	// out while the running generation is below it (0: never out), so the
+	// next reload brings it back.
+	BackendKeyOutScalar = 0
+	// BackendKeyRestScalar is when (region clock) a key answered 429 may be
+	// used again; 0 or past: not resting.
+	BackendKeyRestScalar = 1
+	// BackendKeyRequestsScalar counts the requests sent with the key.
+	BackendKeyRequestsScalar = 2
+	// BackendKeyRateLimitedScalar counts its 429 answers.
+	BackendKeyRateLimitedScalar = 3
+	// BackendKeyRejectedScalar counts its 401 and 403 answers.
+	BackendKeyRejectedScalar = 4
+	// BackendKeyCursorScalar, in the cell of a backend's first key, is the
+	// round-robin cursor over its keys, shared by all workers.
+	BackendKeyCursorScalar = 5
+)
+
 // BodyBytesCell counts the request body bytes each worker holds for
 // retries (its column), for the sluice_request_body_bytes_held gauge.
 const BodyBytesCell = "stats/request_body_bytes"

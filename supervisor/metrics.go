@@ -73,6 +73,15 @@ var (
 		"A backend's own count of requests running and waiting, from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
 	descBackendKV = prometheus.NewDesc("sluice_backend_kv_cache_usage",
 		"A backend's KV-cache usage (0-1), from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
+	descKeyUp = prometheus.NewDesc("sluice_backend_key_up",
+		"1 while a provider key (api_keys_env, by its variable) is in rotation and not resting after a 429; 0 while it is out (401/403, until a reload) or resting.",
+		[]string{"model", "backend", "key"}, nil)
+	descKeyRequests = prometheus.NewDesc("sluice_backend_key_requests_total",
+		"Requests sent to a backend with a provider key.", []string{"model", "backend", "key"}, nil)
+	descKeyRateLimited = prometheus.NewDesc("sluice_backend_key_rate_limited_total",
+		"429 answers to requests sent with a provider key.", []string{"model", "backend", "key"}, nil)
+	descKeyRejected = prometheus.NewDesc("sluice_backend_key_rejected_total",
+		"401 and 403 answers to requests sent with a provider key.", []string{"model", "backend", "key"}, nil)
 	descQueueDepth = prometheus.NewDesc("sluice_queue_depth",
 		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
 	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
@@ -134,6 +143,11 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 					gauge(descBackendKV, float64(kv)/1e6, m.Name, b.URL)
 				}
 			}
+			for _, env := range b.APIKeysEnv {
+				if cell := r.Lookup(shm.BackendKeyCell(m.Name, b.URL, env)); cell != nil {
+					collectKey(ch, r, cell, m.Name, b.URL, env)
+				}
+			}
 		}
 	}
 	if cell := r.Lookup(shm.BodyBytesCell); cell != nil {
@@ -168,4 +182,22 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descWorkers, float64(len(s.slots)))
 	gauge(descCellsUsed, float64(r.Used()))
 	gauge(descCells, float64(r.Capacity()))
+}
+
+// collectKey sends the series of one provider key. Up is worker/provkeys'
+// rule, which the supervisor cannot import: in rotation while the running
+// generation has reached BackendKeyOutScalar, and not resting.
+func collectKey(ch chan<- prometheus.Metric, r *shm.Region, cell *shm.Cell, labels ...string) {
+	load := func(i int) int64 { return atomic.LoadInt64(cell.Scalar(i)) }
+	up := 0.0
+	if r.Generation() >= load(shm.BackendKeyOutScalar) && r.Now() >= load(shm.BackendKeyRestScalar) {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descKeyUp, prometheus.GaugeValue, up, labels...)
+	for _, c := range []struct {
+		d *prometheus.Desc
+		i int
+	}{{descKeyRequests, shm.BackendKeyRequestsScalar}, {descKeyRateLimited, shm.BackendKeyRateLimitedScalar}, {descKeyRejected, shm.BackendKeyRejectedScalar}} {
+		ch <- prometheus.MustNewConstMetric(c.d, prometheus.CounterValue, float64(load(c.i)), labels...)
+	}
 }

@@ -38,7 +38,7 @@ func limitedGateway(t *testing.T, k config.Key) (*gateway, *keyRoute, *modelRout
 	}
 	t.Cleanup(func() { r.Close() })
 	g := &gateway{region: r, queues: newQueues(0, r, nil)}
-	rt, err := compileRoutes(cfg, r, g.queues)
+	rt, err := compileRoutes(cfg, r, g.queues, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

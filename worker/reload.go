@@ -37,7 +37,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 	if gen <= old.gen {
 		return nil // already running it (a worker started after the reload)
 	}
-	rt, err := compileRoutes(cfg, g.region, g.queues)
+	rt, err := compileRoutes(cfg, g.region, g.queues, g.log)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/affinity"
+	"github.com/sluice-gw/sluice/worker/provkeys"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/upstream"
 )
@@ -73,6 +75,9 @@ type backendRoute struct {
 	authHeader string         // "Bearer …" from api_key_env, or empty
 	cell       *shm.Cell      // slots in use, counted across all workers
 	slots      int64
+	// keys are the backend's provider keys (api_keys_env), nil without:
+	// each attempt sends the one keys.Pick gives, in place of authHeader.
+	keys *provkeys.Set
 	// siblings are the same server's cells under the other models that
 	// list it: the load it reports counts their requests too.
 	siblings []*shm.Cell
@@ -187,8 +192,9 @@ func (t *routeTable) closePools(current *routeTable) {
 
 // compileRoutes builds a routeTable from a validated configuration, finding
 // its cells in the shared region (the supervisor allocated them). Backend
-// API keys are read from the environment here, once, not per request.
-func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable, error) {
+// API keys are read from the environment here, once, not per request; log
+// (nil: none) is where provider keys say they went out of rotation.
+func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Logger) (*routeTable, error) {
 	var missing []string
 	cell := func(name string) *shm.Cell {
 		c := region.Lookup(name)
@@ -253,6 +259,9 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 			if b.APIKeyEnv != "" {
 				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
 			}
+			if len(b.APIKeysEnv) > 0 {
+				br.keys = providerKeys(region, m.Name, b, cell, log)
+			}
 			mr.backends = append(mr.backends, br)
 		}
 		t.models[m.Name] = mr
@@ -263,6 +272,23 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues) (*routeTable
 		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
 	}
 	return t, nil
+}
+
+// providerKeys is the provkeys.Set of backend b of model: its api_keys_env
+// values and their cells (nil when a cell is missing: compileRoutes fails).
+func providerKeys(region *shm.Region, model string, b config.Backend, cell func(string) *shm.Cell, log *slog.Logger) *provkeys.Set {
+	values := make([]string, len(b.APIKeysEnv))
+	cells := make([]*shm.Cell, len(b.APIKeysEnv))
+	for i, env := range b.APIKeysEnv {
+		values[i] = os.Getenv(env)
+		if cells[i] = cell(shm.BackendKeyCell(model, b.URL, env)); cells[i] == nil {
+			return nil
+		}
+	}
+	if log != nil {
+		log = log.With("model", model, "backend", strings.TrimSuffix(b.URL, "/"))
+	}
+	return provkeys.New(region, b.APIKeysEnv, values, cells, log)
 }
 
 // authenticate returns the key whose SHA-256 matches the token the client

@@ -3,6 +3,7 @@ package worker
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,35 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	}
 }
 
+// A backend with api_keys_env gets a provkeys.Set of its keys, in order,
+// with their values from the environment; one without gets none.
+func TestCompileProviderKeys(t *testing.T) {
+	t.Setenv("ROUTES_TEST_K1", "sk-1")
+	t.Setenv("ROUTES_TEST_K2", "sk-2")
+	rt := mustCompile(t, &config.Config{
+		Keys: []config.Key{{Name: "all", SHA256: hashOf("sk-all"), Models: []string{"*"}}},
+		Models: []config.Model{{Name: "a", Backends: []config.Backend{
+			{URL: "https://api.example:443/", Slots: 8, APIKeysEnv: []string{"ROUTES_TEST_K1", "ROUTES_TEST_K2"}},
+			{URL: "http://h:1", Slots: 1},
+		}}},
+	})
+	b := rt.models["a"].backends
+	if b[1].keys != nil || b[0].keys == nil || b[0].keys.Len() != 2 || b[0].authHeader != "" {
+		t.Fatalf("compiled %+v and %+v", b[0], b[1])
+	}
+	var got []string
+	for range 3 {
+		k, ok := b[0].keys.Pick(0)
+		if !ok {
+			t.Fatal("no key")
+		}
+		got = append(got, k.Name()+"="+k.Header())
+	}
+	if s := strings.Join(got, " "); s != "ROUTES_TEST_K1=Bearer sk-1 ROUTES_TEST_K2=Bearer sk-2 ROUTES_TEST_K1=Bearer sk-1" {
+		t.Fatalf("picked %s", s)
+	}
+}
+
 // mustCompile compiles routes over a private shared region.
 func mustCompile(t testing.TB, c *config.Config) *routeTable {
 	t.Helper()
@@ -91,7 +121,7 @@ func mustCompile(t testing.TB, c *config.Config) *routeTable {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	rt, err := compileRoutes(c, r, newQueues(0, r, nil))
+	rt, err := compileRoutes(c, r, newQueues(0, r, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +178,11 @@ func TestReloadKeepsLocalQueue(t *testing.T) {
 	}
 	defer r.Close()
 	q := newQueues(0, r, nil)
-	before, err := compileRoutes(cfg, r, q)
+	before, err := compileRoutes(cfg, r, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := compileRoutes(cfg, r, q)
+	after, err := compileRoutes(cfg, r, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +236,7 @@ func TestReleaseWakesOtherModelsOfTheServer(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() })
 	q := newQueues(0, r, nil)
-	rt, err := compileRoutes(c, r, q)
+	rt, err := compileRoutes(c, r, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
 			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
 	}
-	routes, err := compileRoutes(cfg, region, g.queues)
+	routes, err := compileRoutes(cfg, region, g.queues, g.log)
 	if err != nil {
 		return err
 	}
