@@ -146,9 +146,11 @@ func (r *Region) Remember(key, val uint64) {
 	atomic.StoreInt64(&keys[at], int64(key))
 }
 
-// Recall returns the value last remembered for key, if the table still
-// holds it. A miss (ok false) may also mean the entry was being written
-// that instant or was torn by a race or a dead writer: never a wrong value.
+// Recall returns the value last remembered for key (one of them, when
+// Remembers of the key raced), if the table still holds it. A miss (ok
+// false) may also mean that the entry was being written that instant, or
+// was torn by racing writers or one that died: a hit is never a value
+// remembered for another key.
 func (r *Region) Recall(key uint64) (val uint64, ok bool) {
 	if key == 0 || r.recallBuckets == 0 {
 		return 0, false
