@@ -12,6 +12,11 @@
 // its worker's own column of the cell, so the gauge is the sum of the
 // columns and the supervisor gives back exactly what a dead worker held by
 // zeroing that worker's column: a gauge cannot stay up with nothing running.
+//
+// After the cells comes the recall table (recall.go): a bounded map of
+// 64-bit keys to 64-bit values that every worker writes and reads, for
+// state that belongs to no configuration (which backend holds a stored
+// response).
 package shm
 
 import (
@@ -30,10 +35,18 @@ import (
 )
 
 // Magic marks a sluice region; LayoutVersion changes with any change of the
-// layout below, and a region of another version is refused.
+// layout below, and a region of another version is refused — except
+// version 1, the layout before the recall table, which differs only by
+// having none (its header word hRecall is 0 and nothing follows the
+// cells): a binary upgrade from a version-1 sluice then keeps running on
+// the old region, the recall table reporting misses until a restart makes a
+// new one. (A version-1 binary refuses a version-2 region: downgrading
+// takes a restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 1
+	LayoutVersion = 2
+	// layoutNoRecall is the version before the recall table.
+	layoutNoRecall = 1
 )
 
 // Header words, in int64 units from the start of the region.
@@ -48,6 +61,7 @@ const (
 	hEpoch      // unix ns at creation: limiter times are kept relative to it
 	hUsed       // cells allocated
 	hColumnBase // first worker column of the supervisor that runs now
+	hRecall     // entries of the recall table after the cells; 0: none
 	headerWords = 16
 )
 
@@ -113,11 +127,16 @@ type Region struct {
 	cells int
 	cols  int
 	cw    int // words per cell
+
+	recallBase    int    // first word of the recall table
+	recallBuckets uint64 // 0: the region has no recall table
 }
 
-// Size returns the bytes a region of the given capacity takes.
-func Size(cells, columns int) int {
-	return (headerWords + cells*cellWords(columns)) * 8
+// Size returns the bytes a region of the given capacity takes: header,
+// cells, and a recall table of recallEntries entries (rounded up to whole
+// buckets, see CreateWithRecall).
+func Size(cells, columns, recallEntries int) int {
+	return (headerWords + cells*cellWords(columns) + recallWords(recallEntries)) * 8
 }
 
 // cellWords is a cell's size in words, rounded up to a 64-byte line.
@@ -127,17 +146,28 @@ func cellWords(columns int) int {
 
 // Create makes a new region in an anonymous memory file (memfd: nothing is
 // left behind in /dev/shm when sluice dies) with room for cells named cells
-// and columns worker columns, and maps it.
+// and columns worker columns, and a recall table of DefaultRecallEntries
+// entries, and maps it.
 func Create(cells, columns int) (*Region, error) {
-	if cells < 1 || columns < 1 {
-		return nil, fmt.Errorf("shm: %d cells × %d columns is not a region", cells, columns)
+	return CreateWithRecall(cells, columns, DefaultRecallEntries)
+}
+
+// CreateWithRecall is Create with a recall table of recallEntries entries,
+// rounded up to a whole number of buckets (RecallBucket entries each); 0
+// makes a region without one, where Recall always misses. The table takes
+// RecallEntryBytes an entry; its pages are touched only as entries are
+// written (an empty table is all zeros, which the memfd already is).
+func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
+	if cells < 1 || columns < 1 || recallEntries < 0 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall entries is not a region", cells, columns, recallEntries)
 	}
+	recallEntries = roundRecall(recallEntries)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := Size(cells, columns)
+	size := Size(cells, columns, recallEntries)
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -150,7 +180,9 @@ func Create(cells, columns int) (*Region, error) {
 	w := r.words
 	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
 	w[hEpoch] = time.Now().UnixNano()
+	w[hRecall] = int64(recallEntries)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
+	r.setRecall(recallEntries)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
 			w[r.cellBase(i)+cColumns+columns+col] = NoMark
@@ -180,17 +212,19 @@ func Open(f *os.File) (*Region, error) {
 	case atomic.LoadInt64(&w[hMagic]) != Magic:
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region is not a sluice region (bad magic)")
-	case w[hVersion] != LayoutVersion:
+	case w[hVersion] != LayoutVersion && (w[hVersion] != layoutNoRecall || w[hRecall] != 0):
 		v := w[hVersion]
 		r.mem.Unmap() //nolint:errcheck
 		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
-		Size(int(w[hCells]), int(w[hColumns])) != int(w[hSize]):
+		w[hRecall] < 0 || w[hRecall] > math.MaxInt32 || int(w[hRecall]) != roundRecall(int(w[hRecall])) ||
+		Size(int(w[hCells]), int(w[hColumns]), int(w[hRecall])) != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
+	r.setRecall(int(w[hRecall]))
 	return r, nil
 }
 

@@ -69,6 +69,10 @@ func child(work string) int {
 			more = o.next(t0)
 		}
 		fmt.Println(over, o.seen)
+	case "recall": // remember and recall over a small table (recall_test.go)
+		return recallChild(r, col)
+	case "remember-forever": // remember until killed (recall_test.go)
+		return rememberForever(r)
 	case "hold": // take 5 places and wait to be killed
 		c := r.Lookup("backend/slots")
 		for i := 0; i < 5; i++ {
