@@ -73,7 +73,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
 		ft = startFirstTokenTimer(m.firstToken, acancel)
 	}
-	res, err := g.sendUpstream(actx, c, b, x.pieces)
+	res, err := g.send(actx, c, b, x.pieces)
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
 		x.prefix, err = readFirst(res.Body)
 		if !ft.arrived() {
@@ -166,6 +166,9 @@ type outcome struct {
 //   - No connection or no answer's head: the backend is ejected, and the
 //     request retried while retries last and a candidate is in rotation
 //     (else it would wait for the ejected one); else 502.
+//   - No provider key of the backend usable (api_keys_env: every key
+//     refused, or resting after a 429): the next backend while retries
+//     last, without an ejection; else 502.
 //   - An answer of 429 or 5xx (retryableStatus): retried while retries
 //     last, else relayed as the backend gave it.
 //   - Any other answer goes to the client.
@@ -180,6 +183,14 @@ func classify(x *exchange, r attemptResult) outcome {
 	case r.err == errReadFirst:
 		return outcome{fail: errUpstream(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the stream before its first event.")}
+	case r.err == errNoProviderKey:
+		// Not the backend's failure: its keys are out (it is out of
+		// rotation for as long, by healthy), so no ejection.
+		if r.triesLeft && r.othersUp {
+			return outcome{retry: true}
+		}
+		return outcome{fail: errUpstream(http.StatusBadGateway, "provider_keys_unusable",
+			fmt.Sprintf("Every provider key of the backend for model `%s` was refused or is rate limited.", x.model.name))}
 	case r.err != nil:
 		if r.triesLeft && r.othersUp {
 			return outcome{retry: true, eject: true}
@@ -293,14 +304,50 @@ func retryableStatus(code int) bool {
 // statusClientClosed is nginx's 499: the client closed the connection.
 const statusClientClosed = 499
 
+// send sends the attempt's request to b. A backend with provider keys
+// (api_keys_env) gets the next key in rotation; one the provider refuses
+// (401/403) or rate limits (429) is reported, and the request goes again
+// with the next key — nothing has reached the client. With no key left it
+// fails with errNoProviderKey, except that a last 429 is returned as the
+// answer (classify retries it on the next backend, or relays it with the
+// provider's Retry-After).
+func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, pieces [][]byte) (*http.Response, error) {
+	if b.keys == nil {
+		return g.sendUpstream(ctx, c, b, b.authHeader, pieces)
+	}
+	for {
+		k, ok := b.keys.Pick(g.region.Now())
+		if !ok {
+			return nil, errNoProviderKey
+		}
+		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces)
+		if err != nil || !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+			return res, err
+		}
+		if !b.keys.UsableNow() {
+			if res.StatusCode == http.StatusTooManyRequests {
+				return res, nil
+			}
+			res.Body.Close()
+			return nil, errNoProviderKey
+		}
+		g.log.Warn("provider key refused or rate limited; sending with the next", "backend", b.url, "key", k.Name(), "status", res.StatusCode)
+		res.Body.Close()
+	}
+}
+
+// errNoProviderKey: none of a backend's provider keys can be used now.
+var errNoProviderKey = errors.New("no provider key usable")
+
 // sendUpstream sends the request to backend b and returns once the
-// response headers have arrived. body is sent as it is, in its pieces.
-func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, body [][]byte) (*http.Response, error) {
+// response headers have arrived, with auth ("": none) as its
+// Authorization. body is sent as it is, in its pieces.
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, body [][]byte) (*http.Response, error) {
 	hdr := headerPool.Get().(*[]byte)
 	defer headerPool.Put(hdr)
 	h := appendRequestHeaders((*hdr)[:0], c)
-	if b.authHeader != "" {
-		h = append(append(append(h, "Authorization: "...), b.authHeader...), "\r\n"...)
+	if auth != "" {
+		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}
 	*hdr = h
 	return b.pool.Do(ctx, &upstream.Request{Method: http.MethodPost, Target: string(c.Request.RequestURI()), Header: h, Body: body})

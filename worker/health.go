@@ -25,7 +25,7 @@ const (
 
 // healthy reports whether b may be sent requests now.
 func (b *backendRoute) healthy(now time.Time) bool {
-	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
+	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load() && (b.keys == nil || b.keys.UsableNow())
 }
 
 // eject takes b out of rotation after a connection failure.

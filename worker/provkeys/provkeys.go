@@ -173,6 +173,9 @@ func (s *Set) Usable(now int64) bool {
 	return false
 }
 
+// UsableNow is Usable at the region's clock now.
+func (s *Set) UsableNow() bool { return s.Usable(s.region.Now()) }
+
 // restFor is how long a 429 answer with Retry-After h rests its key: h in
 // seconds or as an HTTP-date (relative to wall), within [MinRest, MaxRest];
 // DefaultRest when h is absent or neither.
