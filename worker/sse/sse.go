@@ -2,6 +2,8 @@
 // arrives, and reads the token usage and finish reason that OpenAI-style
 // streams (vLLM's) carry, so the gateway can relay a stream event by event,
 // drop the usage-only event a client did not ask for, and still bill it.
+// It reads the same (and the response id) from OpenAI Responses and
+// Anthropic Messages streams and answers (Format, InspectAs).
 package sse
 
 import (
@@ -298,7 +300,8 @@ func BodyUsage(body []byte) Usage {
 // (the value after the last "usage" key that is an object), and the finish
 // reason (the value after the first "finish_reason" key: choices[0]'s, ""
 // when null). It holds only those values, never the answer, and reads
-// neither when it takes more than maxValue bytes.
+// neither when it takes more than maxValue bytes. That is a Chat answer's;
+// one from NewAnswerReaderAs reads another format's (see there).
 type AnswerReader struct {
 	usage  finder
 	finish finder
