@@ -2,6 +2,8 @@
 // arrives, and reads the token usage and finish reason that OpenAI-style
 // streams (vLLM's) carry, so the gateway can relay a stream event by event,
 // drop the usage-only event a client did not ask for, and still bill it.
+// It reads the same (and the response id) from OpenAI Responses and
+// Anthropic Messages streams and answers (Format, InspectAs).
 package sse
 
 import (
@@ -105,19 +107,29 @@ func eventEnd(b []byte) int {
 	return i + 2
 }
 
-// Usage is the token accounting of one response.
+// Usage is the token accounting of one response. Prompt counts every
+// prompt token, cached ones included; Cached is the part of it served from
+// the prefix cache.
 type Usage struct {
 	Prompt, Completion, Total, Cached int64
 	Found                             bool
+	// missing marks the counts this usage does not report (missPrompt...),
+	// which Merge then leaves as they were. Only a Messages stream event
+	// sets it (message_delta may report output tokens alone); zero, as in
+	// every other usage, is "all reported", so Chat's usage compares equal
+	// to the literal it always did.
+	missing uint8
 }
 
-// Event is what the gateway needs to know of one event.
+// Event is what the gateway needs to know of one event. Format's doc says
+// what each field means for Responses and Messages streams.
 type Event struct {
-	Done         bool   // data: [DONE]
-	UsageOnly    bool   // carries usage and no choices: the include_usage event
-	HasContent   bool   // a choice with non-empty content or text
+	Done         bool   // data: [DONE] (Responses, Messages: the terminal event)
+	UsageOnly    bool   // carries usage and no choices: the include_usage event (Chat only)
+	HasContent   bool   // a choice with non-empty content or text: the first one is the first token
 	FinishReason string // first non-null finish_reason in it
-	Usage        Usage
+	Usage        Usage  // fold into the running usage with Merge
+	ResponseID   string // Responses: the response's id, from the events that carry the response
 }
 
 // Inspect reads one event (as emitted by Splitter).
@@ -288,10 +300,13 @@ func BodyUsage(body []byte) Usage {
 // (the value after the last "usage" key that is an object), and the finish
 // reason (the value after the first "finish_reason" key: choices[0]'s, ""
 // when null). It holds only those values, never the answer, and reads
-// neither when it takes more than maxValue bytes.
+// neither when it takes more than maxValue bytes. That is a Chat answer's;
+// one from NewAnswerReaderAs reads another format's (see there).
 type AnswerReader struct {
 	usage  finder
 	finish finder
+	format Format
+	top    *topReader // Responses and Messages: their answers' top-level keys
 }
 
 // maxValue bounds a value an AnswerReader reads (a usage object is ~200 bytes).
@@ -312,12 +327,19 @@ func stringOrNull(v gjson.Result) bool { return v.Type == gjson.String || v.Type
 
 // Feed reads the answer's next bytes.
 func (r *AnswerReader) Feed(p []byte) {
+	if r.top != nil {
+		r.top.feed(p)
+		return
+	}
 	r.usage.feed(p)
 	r.finish.feed(p)
 }
 
 // Usage is the answer's usage (Found false if none).
 func (r *AnswerReader) Usage() Usage {
+	if r.top != nil {
+		return r.topUsage()
+	}
 	if r.usage.found == nil {
 		return Usage{}
 	}
@@ -326,6 +348,9 @@ func (r *AnswerReader) Usage() Usage {
 
 // FinishReason is the answer's finish reason ("" if none).
 func (r *AnswerReader) FinishReason() string {
+	if r.top != nil {
+		return r.topFinishReason()
+	}
 	return gjson.ParseBytes(r.finish.found).Str
 }
 
