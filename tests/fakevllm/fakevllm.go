@@ -5,14 +5,37 @@
 // mock, not a model: the integration tests, the benchmark rig and `sluice
 // demo` put it behind the gateway.
 //
-// Per-request overrides, as request headers (the gateway forwards them):
+// Endpoints, in vLLM's shapes (each newer file says which vLLM source its
+// shapes come from):
+//
+//	POST /v1/chat/completions, /v1/completions, /v1/embeddings
+//	POST /v1/responses            the Responses API, JSON or stream ("event:" lines, no [DONE])
+//	GET  /v1/responses/{id}       a kept response; 404 vLLM's not-found when unknown
+//	POST /v1/responses/{id}/cancel  a background response; 400 for a finished one, 404 unknown
+//	DELETE /v1/responses/{id}     405 {"detail":"Method Not Allowed"} (vLLM has no DELETE)
+//	POST /v1/messages             the Anthropic Messages API, JSON or stream (no [DONE])
+//	POST /v1/messages/count_tokens
+//	POST /score, /v1/score, /rerank, /v1/rerank, /v2/rerank
+//	POST /tokenize, /detokenize, /pooling, /classify
+//	GET  /v1/models, /health, /metrics
+//
+// Responses created with "store" (the default) are kept by the server that
+// made them, as vLLM keeps them in memory (StoredResponses): a
+// previous_response_id another server made is unknown there. With
+// Options.Keys (or SetKeyAnswer) the inference endpoints answer by the
+// request's key (KeyRequests, Received.Key count them).
+//
+// Per-request overrides, as request headers (the gateway forwards them);
+// they apply to every inference endpoint where they make sense (the
+// stream ones to the chat, completion, Responses and Messages streams):
 //
 //	X-Fake-Tokens: N         tokens in the answer
-//	X-Fake-Interval-Ms: N    pause between stream events
+//	X-Fake-Interval-Ms: N    pause between stream events (between tokens)
 //	X-Fake-Delay-Ms: N       pause before the response headers
-//	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
+//	X-Fake-Hold: NAME        after the first token's stream event, wait for Release(NAME)
+//	                         (a background response stays queued until then)
 //	X-Fake-Hold-Headers: NAME  before the response headers, wait for Release(NAME)
-//	X-Fake-Hold-End: NAME    after "data: [DONE]", wait for Release(NAME) before ending the body
+//	X-Fake-Hold-End: NAME    after a stream's last event ("data: [DONE]"), wait for Release(NAME) before ending the body
 //	X-Fake-Chunked: 1        a JSON answer without Content-Length (vLLM sends one)
 //	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
 //	X-Fake-Prompt-Logprobs: N  a chat answer's prompt_logprobs (after its usage, as vLLM puts them): N entries
@@ -48,7 +71,7 @@ type Options struct {
 	StartDelay time.Duration // before the response headers
 	Words      []string      // the answer's words, cycled (default "tok")
 	NoRecord   bool          // keep no record of requests (benchmarks: no hashing, no growth)
-	FailStatus int           // when set, completions are answered with this status (a failing backend)
+	FailStatus int           // when set, completions (and the newer endpoints, not embeddings) are answered with this status (a failing backend)
 	// Keys, when not empty, makes the inference endpoints check the
 	// request's key ("Authorization: Bearer KEY", or "x-api-key: KEY") and
 	// answer with the status it maps to: 200 serves, any other status is an
@@ -150,8 +173,9 @@ func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
 // HealthChecks is the number of GET /health requests answered so far.
 func (s *Server) HealthChecks() int { return int(s.checks.Load()) }
 
-// SetFailStatus makes completions answer with status code (an error in
-// OpenAI's shape), or normally again with 0, as Options.FailStatus does.
+// SetFailStatus makes completions (and the newer endpoints) answer with
+// status code (an error in the endpoint's shape: OpenAI's, Anthropic's on
+// /v1/messages), or normally again with 0, as Options.FailStatus does.
 func (s *Server) SetFailStatus(code int) { s.failWith.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.

@@ -240,6 +240,9 @@ func TestResponsesControls(t *testing.T) {
 		done <- body
 	}()
 	eventually(t, "the held stream", func() bool { return s.Running() == 1 })
+	if _, metrics := call(t, s, "GET", "/metrics", ""); !strings.Contains(metrics, `vllm:num_requests_running{model_name="fake"} 1`) {
+		t.Fatal(metrics)
+	}
 	s.Release("h")
 	if evs := readSSE(t, <-done); len(evs) != 12 {
 		t.Fatalf("%d events", len(evs))
