@@ -118,6 +118,7 @@ type Server struct {
 	received []Received
 	gates    map[string]chan struct{}
 	keys     map[string]keyAnswer // Options.Keys and SetKeyAnswer; empty: no key check
+	keysOn   atomic.Bool          // keys is not empty (no lock per request without keys)
 	keyUses  map[string]int       // requests per key, served or refused
 	stored   map[string]*storedResponse
 	closed   chan struct{} // closed by Close: background responses stop
@@ -141,6 +142,7 @@ func Start(addr string, o Options) (*Server, error) {
 	for k, code := range o.Keys {
 		s.keys[k] = keyAnswer{status: code, retryAfter: "1"}
 	}
+	s.keysOn.Store(len(s.keys) > 0)
 	s.healthy.Store(true)
 	s.failWith.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()

@@ -32,9 +32,10 @@ func (s *Server) SetKeyAnswer(key string, status int, retryAfter string) {
 	defer s.mu.Unlock()
 	if status == 0 {
 		delete(s.keys, key)
-		return
+	} else {
+		s.keys[key] = keyAnswer{status: status, retryAfter: retryAfter}
 	}
-	s.keys[key] = keyAnswer{status: status, retryAfter: retryAfter}
+	s.keysOn.Store(len(s.keys) > 0)
 }
 
 // KeyRequests is the number of requests received with key (served or
@@ -61,11 +62,10 @@ func requestKey(r *http.Request) string {
 // keyServed answers r with its key's error and returns false, or returns
 // true when the key is served (or no key is set).
 func (s *Server) keyServed(w http.ResponseWriter, r *http.Request) bool {
-	s.mu.Lock()
-	if len(s.keys) == 0 {
-		s.mu.Unlock()
+	if !s.keysOn.Load() {
 		return true
 	}
+	s.mu.Lock()
 	key := requestKey(r)
 	a, ok := s.keys[key]
 	s.mu.Unlock()
