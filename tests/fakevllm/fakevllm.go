@@ -5,14 +5,37 @@
 // mock, not a model: the integration tests, the benchmark rig and `sluice
 // demo` put it behind the gateway.
 //
-// Per-request overrides, as request headers (the gateway forwards them):
+// Endpoints, in vLLM's shapes (each newer file says which vLLM source its
+// shapes come from):
+//
+//	POST /v1/chat/completions, /v1/completions, /v1/embeddings
+//	POST /v1/responses            the Responses API, JSON or stream ("event:" lines, no [DONE])
+//	GET  /v1/responses/{id}       a kept response; 404 vLLM's not-found when unknown
+//	POST /v1/responses/{id}/cancel  a background response; 400 for a finished one, 404 unknown
+//	DELETE /v1/responses/{id}     405 {"detail":"Method Not Allowed"} (vLLM has no DELETE)
+//	POST /v1/messages             the Anthropic Messages API, JSON or stream (no [DONE])
+//	POST /v1/messages/count_tokens
+//	POST /score, /v1/score, /rerank, /v1/rerank, /v2/rerank
+//	POST /tokenize, /detokenize, /pooling, /classify
+//	GET  /v1/models, /health, /metrics
+//
+// Responses created with "store" (the default) are kept by the server that
+// made them, as vLLM keeps them in memory (StoredResponses): a
+// previous_response_id another server made is unknown there. With
+// Options.Keys (or SetKeyAnswer) the inference endpoints answer by the
+// request's key (KeyRequests, Received.Key count them).
+//
+// Per-request overrides, as request headers (the gateway forwards them);
+// they apply to every inference endpoint where they make sense (the
+// stream ones to the chat, completion, Responses and Messages streams):
 //
 //	X-Fake-Tokens: N         tokens in the answer
-//	X-Fake-Interval-Ms: N    pause between stream events
+//	X-Fake-Interval-Ms: N    pause between stream events (between tokens)
 //	X-Fake-Delay-Ms: N       pause before the response headers
-//	X-Fake-Hold: NAME        after the first stream event, wait for Release(NAME)
+//	X-Fake-Hold: NAME        after the first token's stream event, wait for Release(NAME)
+//	                         (a background response stays queued until then)
 //	X-Fake-Hold-Headers: NAME  before the response headers, wait for Release(NAME)
-//	X-Fake-Hold-End: NAME    after "data: [DONE]", wait for Release(NAME) before ending the body
+//	X-Fake-Hold-End: NAME    after a stream's last event ("data: [DONE]"), wait for Release(NAME) before ending the body
 //	X-Fake-Chunked: 1        a JSON answer without Content-Length (vLLM sends one)
 //	X-Fake-Break-After: N    a JSON answer broken off after its first N bytes (connection closed)
 //	X-Fake-Prompt-Logprobs: N  a chat answer's prompt_logprobs (after its usage, as vLLM puts them): N entries
@@ -48,7 +71,18 @@ type Options struct {
 	StartDelay time.Duration // before the response headers
 	Words      []string      // the answer's words, cycled (default "tok")
 	NoRecord   bool          // keep no record of requests (benchmarks: no hashing, no growth)
-	FailStatus int           // when set, completions are answered with this status (a failing backend)
+	FailStatus int           // when set, completions (and the newer endpoints, not embeddings) are answered with this status (a failing backend)
+	// Keys, when not empty, makes the inference endpoints check the
+	// request's key ("Authorization: Bearer KEY", or "x-api-key: KEY") and
+	// answer with the status it maps to: 200 serves, any other status is an
+	// error in the endpoint's shape (a 429 with "Retry-After: 1"). A key not
+	// in the map gets 401. SetKeyAnswer changes it while running.
+	Keys map[string]int
+	// ResponsesNoStore makes /v1/responses behave as vLLM does without
+	// VLLM_ENABLE_RESPONSES_API_STORE=1: "store" is silently ignored (nothing
+	// is kept, every previous_response_id is unknown) and "background" is
+	// refused. By default the fake keeps responses, as vLLM with the store on.
+	ResponsesNoStore bool
 }
 
 // Received is what the server saw of one request.
@@ -61,8 +95,12 @@ type Received struct {
 	Stream     bool
 	// IncludeUsage is stream_options.include_usage as received.
 	IncludeUsage bool
-	// FirstContent is the first message's content, up to 64 bytes.
+	// FirstContent is the first message's content, up to 64 bytes (on the
+	// newer endpoints: the first input, query or prompt).
 	FirstContent string
+	// Key is the key the request carried (Authorization: Bearer, or
+	// x-api-key), "" for none.
+	Key string
 }
 
 // Server is a running fake vLLM.
@@ -79,6 +117,12 @@ type Server struct {
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
+	keys     map[string]keyAnswer // Options.Keys and SetKeyAnswer; empty: no key check
+	keysOn   atomic.Bool          // keys is not empty (no lock per request without keys)
+	keyUses  map[string]int       // requests per key, served or refused
+	stored   map[string]*storedResponse
+	closed   chan struct{} // closed by Close: background responses stop
+	closeMu  sync.Once
 }
 
 // Start listens on addr (use "127.0.0.1:0" for a free port) and serves.
@@ -93,7 +137,12 @@ func Start(addr string, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}}
+	s := &Server{opts: o, ln: ln, gates: map[string]chan struct{}{}, keys: map[string]keyAnswer{},
+		keyUses: map[string]int{}, stored: map[string]*storedResponse{}, closed: make(chan struct{})}
+	for k, code := range o.Keys {
+		s.keys[k] = keyAnswer{status: code, retryAfter: "1"}
+	}
+	s.keysOn.Store(len(s.keys) > 0)
 	s.healthy.Store(true)
 	s.failWith.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()
@@ -101,6 +150,9 @@ func Start(addr string, o Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/completions", s.completion)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	mux.HandleFunc("GET /v1/models", s.models)
+	s.routeResponses(mux)
+	s.routeAnthropic(mux)
+	s.routePooling(mux)
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /metrics", s.metrics)
 	s.srv = &http.Server{Handler: mux}
@@ -112,7 +164,10 @@ func Start(addr string, o Options) (*Server, error) {
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
 // Close stops the server and drops open connections.
-func (s *Server) Close() error { return s.srv.Close() }
+func (s *Server) Close() error {
+	s.closeMu.Do(func() { close(s.closed) })
+	return s.srv.Close()
+}
 
 // SetHealthy makes GET /health answer 200 (true) or 503 (false).
 func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
@@ -120,8 +175,9 @@ func (s *Server) SetHealthy(ok bool) { s.healthy.Store(ok) }
 // HealthChecks is the number of GET /health requests answered so far.
 func (s *Server) HealthChecks() int { return int(s.checks.Load()) }
 
-// SetFailStatus makes completions answer with status code (an error in
-// OpenAI's shape), or normally again with 0, as Options.FailStatus does.
+// SetFailStatus makes completions (and the newer endpoints) answer with
+// status code (an error in the endpoint's shape: OpenAI's, Anthropic's on
+// /v1/messages), or normally again with 0, as Options.FailStatus does.
 func (s *Server) SetFailStatus(code int) { s.failWith.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
@@ -168,29 +224,77 @@ type request struct {
 // record reads and records the body, and reads the fields the fake uses
 // (with gjson: the fake shares a core with the load driver in benchmarks).
 func (s *Server) record(r *http.Request) (request, error) {
+	req, _, err := s.recordBody(r, false)
+	return req, err
+}
+
+// recordBody is record, returning the body too; with allowEmpty a request
+// without a body (GET, DELETE) is taken.
+func (s *Server) recordBody(r *http.Request, allowEmpty bool) (request, []byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return request{}, err
+		return request{}, nil, err
 	}
-	if !gjson.ValidBytes(body) {
-		return request{}, fmt.Errorf("body is not JSON")
+	if (len(body) > 0 || !allowEmpty) && !gjson.ValidBytes(body) {
+		return request{}, nil, fmt.Errorf("body is not JSON")
 	}
-	f := gjson.GetManyBytes(body, "model", "stream", "max_tokens", "stream_options.include_usage")
+	f := gjson.GetManyBytes(body, "model", "stream", "max_tokens", "stream_options.include_usage", "max_output_tokens")
 	req := request{Model: f[0].String(), Stream: f[1].Bool(), MaxTokens: int(f[2].Int()), IncludeUsage: f[3].Bool()}
-	if s.opts.NoRecord {
-		return req, nil
+	if !f[2].Exists() {
+		req.MaxTokens = int(f[4].Int()) // the Responses API's name for it
 	}
-	first := gjson.GetBytes(body, "messages.0.content").String()
+	if s.opts.NoRecord {
+		return req, body, nil
+	}
+	first := firstContent(r.URL.Path, body)
 	if len(first) > 64 {
 		first = first[:64]
 	}
+	key := requestKey(r)
 	s.mu.Lock()
-	s.received = append(s.received, Received{FirstContent: first,
+	s.received = append(s.received, Received{FirstContent: first, Key: key,
 		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
 		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream, IncludeUsage: req.IncludeUsage,
 	})
+	if key != "" {
+		s.keyUses[key]++
+	}
 	s.mu.Unlock()
-	return req, nil
+	return req, body, nil
+}
+
+// firstContent is Received.FirstContent: the first message's content, or
+// on the endpoints without messages the first input, query or prompt.
+func firstContent(path string, body []byte) string {
+	first := gjson.GetBytes(body, "messages.0.content")
+	switch path {
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings":
+		return first.String()
+	case "/v1/messages", "/v1/messages/count_tokens":
+		if first.IsArray() {
+			return first.Get("0.text").String()
+		}
+		return first.String()
+	}
+	if first.Exists() { // /tokenize, /pooling, /classify with messages
+		return first.String()
+	}
+	for _, p := range []string{"input", "query", "prompt", "text_1", "queries", "data_1"} {
+		v := gjson.GetBytes(body, p)
+		if v.IsArray() {
+			v = v.Get("0")
+		}
+		if v.IsObject() { // a Responses input item
+			v = v.Get("content")
+			if v.IsArray() {
+				v = v.Get("0.text")
+			}
+		}
+		if v.Exists() {
+			return v.String()
+		}
+	}
+	return ""
 }
 
 func headerInt(r *http.Request, name string, def int) int {
@@ -206,78 +310,157 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, `{"error":{"message":%q,"type":"BadRequestError","param":null,"code":%d}}`, msg, status)
 }
 
-func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
-	s.running.Add(1)
-	defer s.running.Add(-1)
-	req, err := s.record(r)
+// errorWriter writes an error answer in an endpoint's shape.
+type errorWriter func(w http.ResponseWriter, status int, msg string)
+
+// begin is how every inference endpoint starts: it reads and records the
+// request, then answers in its place where the request's key, X-Fake-Drop
+// or the fail status (SetFailStatus) say so, the error in the shape fail
+// writes. ok is false when the request is answered.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, allowEmpty bool, fail errorWriter) (request, []byte, bool) {
+	req, body, err := s.recordBody(r, allowEmpty)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-		return
+		return req, nil, false
+	}
+	if !s.keyServed(w, r) {
+		return req, nil, false
 	}
 	if r.Header.Get("X-Fake-Drop") != "" {
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			conn.Close()
 		}
-		return
+		return req, nil, false
 	}
 	if code := int(s.failWith.Load()); code != 0 {
-		writeError(w, code, "the fake backend is set to fail")
-		return
+		fail(w, code, "the fake backend is set to fail")
+		return req, nil, false
 	}
-	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
-	if req.MaxTokens > 0 && req.MaxTokens < tokens {
-		tokens = req.MaxTokens
-	}
+	return req, body, true
+}
+
+// await is what comes before an answer's head: the failure X-Fake-Fail
+// asks for (then false), X-Fake-Hold-Headers and the start delay (false
+// when the client leaves meanwhile).
+func (s *Server) await(w http.ResponseWriter, r *http.Request, stream bool) bool {
 	if mode := r.Header.Get("X-Fake-Fail"); mode != "" {
-		s.fail(w, mode, req.Stream)
-		return
+		s.fail(w, mode, stream)
+		return false
 	}
 	if name := r.Header.Get("X-Fake-Hold-Headers"); name != "" {
 		select {
 		case <-s.gate(name):
 		case <-r.Context().Done():
-			return
+			return false
 		}
 	}
-	interval := time.Duration(headerInt(r, "X-Fake-Interval-Ms", int(s.opts.Interval/time.Millisecond))) * time.Millisecond
 	if delay := time.Duration(headerInt(r, "X-Fake-Delay-Ms", int(s.opts.StartDelay/time.Millisecond))) * time.Millisecond; delay > 0 {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
-			return
+			return false
 		}
 	}
-	chat := r.URL.Path == "/v1/chat/completions"
-	id := fmt.Sprintf("cmpl-%d", time.Now().UnixNano())
-	created := time.Now().Unix()
-	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
-	if !req.Stream {
-		answer := s.answerJSON(chat, id, created, req.Model, tokens, prompt, headerInt(r, "X-Fake-Prompt-Logprobs", 0))
-		w.Header().Set("Content-Type", "application/json")
-		if r.Header.Get("X-Fake-Chunked") == "" {
-			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
-		}
-		if n := headerInt(r, "X-Fake-Break-After", -1); n >= 0 && n < len(answer) {
-			w.Write(answer[:n])
-			if fl, ok := w.(http.Flusher); ok {
-				fl.Flush()
-			}
-			panic(http.ErrAbortHandler) // net/http closes the connection mid-body
-		}
-		w.Write(answer)
-		return
+	return true
+}
+
+// interval is the pause between stream events for r.
+func (s *Server) interval(r *http.Request) time.Duration {
+	return time.Duration(headerInt(r, "X-Fake-Interval-Ms", int(s.opts.Interval/time.Millisecond))) * time.Millisecond
+}
+
+// tokens is the number of tokens of r's answer: X-Fake-Tokens or
+// Options.Tokens, at most the request's max_tokens (max_output_tokens).
+func (s *Server) tokens(r *http.Request, req request) int {
+	tokens := headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
+	if req.MaxTokens > 0 && req.MaxTokens < tokens {
+		tokens = req.MaxTokens
 	}
-	var hold chan struct{}
-	if name := r.Header.Get("X-Fake-Hold"); name != "" {
-		hold = s.gate(name)
+	return tokens
+}
+
+// writeAnswer writes a whole JSON answer as vLLM does (with its
+// Content-Length), or as X-Fake-Chunked and X-Fake-Break-After ask.
+func writeAnswer(w http.ResponseWriter, r *http.Request, answer []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.Header.Get("X-Fake-Chunked") == "" {
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
 	}
-	s.answerStream(w, r, chat, id, created, req, tokens, prompt, interval, hold)
+	if n := headerInt(r, "X-Fake-Break-After", -1); n >= 0 && n < len(answer) {
+		w.Write(answer[:n])
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		panic(http.ErrAbortHandler) // net/http closes the connection mid-body
+	}
+	w.Write(answer)
+}
+
+// holdEnd waits for X-Fake-Hold-End's release after a stream's last event.
+func (s *Server) holdEnd(r *http.Request) {
 	if name := r.Header.Get("X-Fake-Hold-End"); name != "" {
 		select {
 		case <-s.gate(name):
 		case <-r.Context().Done():
 		}
 	}
+}
+
+// holdGate is the gate of X-Fake-Hold, nil without one.
+func (s *Server) holdGate(r *http.Request) chan struct{} {
+	if name := r.Header.Get("X-Fake-Hold"); name != "" {
+		return s.gate(name)
+	}
+	return nil
+}
+
+// eachToken calls send for tokens 0 to n-1, pausing interval between two
+// and, after the first, waiting for hold when it is not nil. False when
+// send fails or the client leaves.
+func eachToken(r *http.Request, n int, interval time.Duration, hold chan struct{}, send func(i int) bool) bool {
+	for i := 0; i < n; i++ {
+		if i > 0 && interval > 0 {
+			select {
+			case <-time.After(interval):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		if !send(i) {
+			return false
+		}
+		if i == 0 && hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
+	s.running.Add(1)
+	defer s.running.Add(-1)
+	req, _, ok := s.begin(w, r, false, writeError)
+	if !ok {
+		return
+	}
+	tokens := s.tokens(r, req)
+	if !s.await(w, r, req.Stream) {
+		return
+	}
+	chat := r.URL.Path == "/v1/chat/completions"
+	id := fmt.Sprintf("cmpl-%d", time.Now().UnixNano())
+	created := time.Now().Unix()
+	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
+	if !req.Stream {
+		writeAnswer(w, r, s.answerJSON(chat, id, created, req.Model, tokens, prompt, headerInt(r, "X-Fake-Prompt-Logprobs", 0)))
+		return
+	}
+	s.answerStream(w, r, chat, id, created, req, tokens, prompt, s.interval(r), s.holdGate(r))
+	s.holdEnd(r)
 }
 
 // FailModes are the values of X-Fake-Fail: the ways a backend can break
@@ -439,24 +622,8 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, chat bool,
 		return fmt.Sprintf(`{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":%s,"stop_reason":null}]}`,
 			id, created, req.Model, d, fin)
 	}
-	for i := 0; i < tokens; i++ {
-		if i > 0 && interval > 0 {
-			select {
-			case <-time.After(interval):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		if !send(chunk(s.word(i), "")) {
-			return
-		}
-		if i == 0 && hold != nil {
-			select {
-			case <-hold:
-			case <-r.Context().Done():
-				return
-			}
-		}
+	if !eachToken(r, tokens, interval, hold, func(i int) bool { return send(chunk(s.word(i), "")) }) {
+		return
 	}
 	if !send(chunk("", "length")) {
 		return
@@ -478,6 +645,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	req, err := s.record(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if !s.keyServed(w, r) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

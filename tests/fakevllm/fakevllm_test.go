@@ -22,3 +22,21 @@ func TestContentJSONMatches(t *testing.T) {
 		}
 	}
 }
+
+// The chat stream (its token loop shared with the newer streams) keeps
+// its shape: a chunk per token, the finish chunk, usage, [DONE]; held
+// after the first token by X-Fake-Hold.
+func TestChatStream(t *testing.T) {
+	s := start(t, Options{Tokens: 3})
+	done := make(chan string)
+	go func() {
+		_, body := call(t, s, "POST", "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`, "X-Fake-Hold: c")
+		done <- body
+	}()
+	eventually(t, "the held stream", func() bool { return s.Running() == 1 })
+	s.Release("c")
+	evs := readSSE(t, <-done)
+	if len(evs) != 6 || evs[5].Data != "[DONE]" || !strings.Contains(evs[4].Data, `"completion_tokens":3`) || !strings.Contains(evs[3].Data, `"finish_reason":"length"`) {
+		t.Fatalf("%+v", evs)
+	}
+}
