@@ -571,11 +571,11 @@ func (s *scanner) member(f field, v Span) {
 		switch s.b[v.Start] {
 		case '"', '[':
 			r.System = v
-			r.PromptBytes += v.Len()
 		case 'n':
 		default:
 			s.failField(f, v.Start, "system must be a string or an array of content blocks")
 		}
+		r.PromptBytes += v.Len()
 	case fPrompt, fInput, fPreviousInputMessages, fPreviousResponse, fQuery, fDocuments,
 		fQueries, fItems, fData1, fData2, fText1, fText2, fTokens, fData:
 		// Summed, not replaced: a chat request whose messages are
