@@ -100,7 +100,7 @@ type scanner struct {
 	depth int
 	err   *SyntaxError // the first syntax error: scanning stops there
 	ferr  *FieldError  // the first field error: scanning goes on, a syntax error wins
-	r     *Request
+	r     Request      // by value: a *Request here made every scan allocate the Request (escape analysis sees the scanner flow to the returned error)
 }
 
 // What an object being scanned is: its members are handled accordingly.
@@ -412,14 +412,14 @@ func Scan(body []byte) (Request, error) { return ScanWith(body, ChatFields) }
 // malformed JSON, a *FieldError for JSON whose reading by the backend could
 // differ from the gateway's.
 func ScanWith(body []byte, f Fields) (Request, error) {
-	r := Request{Read: f, Store: f&FieldStore != 0} // vLLM's ResponsesRequest: store defaults to true
-	s := scanner{b: body, r: &r}
+	s := scanner{b: body, r: Request{Read: f, Store: f&FieldStore != 0}} // ResponsesRequest: store defaults to true
 	s.ws()
 	if s.i >= len(body) || body[s.i] != '{' {
 		s.fail("request body must be a JSON object")
-		return r, s.err
+		return Request{}, s.err
 	}
 	s.object(requestObject)
+	r := s.r
 	r.ObjectEnd = s.i - 1
 	s.ws()
 	if s.err == nil && s.i != len(body) {
@@ -526,7 +526,7 @@ func (s *scanner) keyField(kind objectKind, ks int) field {
 // member records what the request needs of one scanned member, refusing
 // a value whose type the backend would coerce rather than reject.
 func (s *scanner) member(f field, v Span) {
-	r := s.r
+	r := &s.r
 	switch f {
 	case fModel:
 		r.Model = s.optString(f, v)
