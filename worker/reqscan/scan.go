@@ -384,21 +384,23 @@ func topField(key []byte) field {
 // fieldOf returns the field a (decoded) key names in an object of kind,
 // if the scan reads it (set).
 func fieldOf(kind objectKind, key []byte, set Fields) field {
-	switch kind {
-	case requestObject:
-		f := topField(key)
-		if f != noField && f != fModel && set&bitOf(f) == 0 {
-			return noField
-		}
-		return f
-	case streamOptions:
-		if string(key) == "include_usage" {
-			return fIncludeUsage
-		}
-	case messageObject:
-		if string(key) == "content" {
-			return fContent
-		}
+	if kind != requestObject {
+		return nestedField(kind, key)
+	}
+	f := topField(key)
+	if f < fModel && set&bitOf(f) == 0 { // (noField too: bitOf(noField) is 0)
+		return noField
+	}
+	return f
+}
+
+// nestedField returns the field a key names in stream_options or a message.
+func nestedField(kind objectKind, key []byte) field {
+	switch {
+	case kind == streamOptions && string(key) == "include_usage":
+		return fIncludeUsage
+	case kind == messageObject && string(key) == "content":
+		return fContent
 	}
 	return noField
 }
@@ -419,7 +421,7 @@ func ScanWith(body []byte, f Fields) (Request, error) {
 		return Request{}, s.err
 	}
 	s.object(requestObject)
-	r := s.r
+	r := &s.r
 	r.ObjectEnd = s.i - 1
 	s.ws()
 	if s.err == nil && s.i != len(body) {
@@ -447,7 +449,7 @@ func ScanWith(body []byte, f Fields) (Request, error) {
 		}
 		r.PreviousResponseID = id
 	}
-	return r, nil
+	return s.r, nil
 }
 
 // object scans an object at s.i ('{') of the given kind. In the objects
@@ -514,7 +516,14 @@ func (s *scanner) object(kind objectKind) {
 func (s *scanner) keyField(kind objectKind, ks int) field {
 	raw := s.b[ks+1 : s.i-1]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return fieldOf(kind, raw, s.r.Read)
+		if kind == requestObject { // fieldOf, written out: a call less per key
+			f := topField(raw)
+			if f < fModel && s.r.Read&bitOf(f) == 0 {
+				return noField
+			}
+			return f
+		}
+		return nestedField(kind, raw)
 	}
 	name, _ := DecodeString(string(raw)) // rare: keys seldom have escapes
 	if f := fieldOf(kind, []byte(name), s.r.Read); f != noField {
