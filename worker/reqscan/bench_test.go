@@ -63,3 +63,20 @@ func BenchmarkInject100KB(b *testing.B) {
 		InjectIncludeUsage(body, &r)
 	}
 }
+
+// smallChatBody is a typical short chat request: the per-key cost of the
+// member lookup shows here, not in a 100 KB prompt.
+var smallChatBody = []byte(`{"model":"llama-3.1-8b","stream":true,"max_tokens":256,"user":"user-42","temperature":0.7,` +
+	`"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"What is the capital of France?"}],` +
+	`"stream_options":{"include_usage":true},"top_p":0.9,"n":1}`)
+
+// BenchmarkScanSmall is the scan of a short chat request.
+func BenchmarkScanSmall(b *testing.B) {
+	b.SetBytes(int64(len(smallChatBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err := Scan(smallChatBody); err != nil || r.Messages != 2 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -103,3 +103,95 @@ func TestScanDepth(t *testing.T) {
 		}
 	}
 }
+
+// Each API refuses ambiguity in the members it reads, and only in those:
+// a member of another API is an extra vLLM ignores there.
+func TestScanWithRefusesByAPI(t *testing.T) {
+	cases := []struct {
+		set   Fields
+		body  string
+		field string // "" when the body must be accepted
+	}{
+		{ResponsesFields, `{"model":"m","previous_response_id":"resp_a","previous_response_id":"resp_b"}`, "previous_response_id"},
+		{ResponsesFields, `{"model":"m","previous_response_\u0069d":"resp_b"}`, "previous_response_id"},
+		{ResponsesFields, `{"model":"m","previous_response_id":5}`, "previous_response_id"},
+		{ResponsesFields, `{"model":"m","previous_response_id":"resp_\ud800"}`, "previous_response_id"},
+		{ResponsesFields, `{"model":"m","instructions":"a","instructions":"b"}`, "instructions"},
+		{ResponsesFields, `{"model":"m","instructions":["a"]}`, "instructions"},
+		{ResponsesFields, `{"model":"m","max_output_tokens":"100"}`, "max_output_tokens"},
+		{ResponsesFields, `{"model":"m","max_output_tokens":1,"max_output_tokens":100000}`, "max_output_tokens"},
+		{ResponsesFields, `{"model":"m","store":"false"}`, "store"},
+		{ResponsesFields, `{"model":"m","background":1}`, "background"},
+		{ResponsesFields, `{"model":"m","request_id":null}`, "request_id"},
+		{ResponsesFields, `{"model":"m","input":"a","inp\u0075t":"b"}`, "input"},
+		{ResponsesFields, `{"model":"m","max_tokens":1,"max_tokens":2,"messages":[],"messages":[],"stream_options":1}`, ""},
+		{MessagesFields, `{"model":"m","system":"a","system":"b"}`, "system"},
+		{MessagesFields, `{"model":"m","syst\u0065m":"b"}`, "system"},
+		{MessagesFields, `{"model":"m","system":{"type":"text"}}`, "system"},
+		{MessagesFields, `{"model":"m","max_tokens":1.0}`, "max_tokens"},
+		{MessagesFields, `{"model":"m","messages":[{"role":"user","content":"a","content":"b"}]}`, "messages[].content"},
+		{MessagesFields, `{"model":"m","user":1,"user":2,"stream_options":5,"metadata":{"user_id":1,"user_id":2}}`, ""},
+		{PoolingFields, `{"model":"m","documents":["a"],"documents":["b"]}`, "documents"},
+		{PoolingFields, `{"model":"m","text_\u0031":"a"}`, "text_1"},
+		{PoolingFields, `{"model":"m","tokens":[1],"tokens":[2]}`, "tokens"},
+		{PoolingFields, `{"model":"m","stream":1,"stream":"yes","max_tokens":"5"}`, ""},
+		{ChatFields, `{"model":"m","system":"a","system":"b","previous_response_id":1,"documents":1,"documents":2}`, ""},
+	}
+	for _, tc := range cases {
+		_, err := ScanWith([]byte(tc.body), tc.set)
+		var fe *FieldError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("ScanWith(%s) = %v; want it accepted", tc.body, err)
+		case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
+			t.Errorf("ScanWith(%s) = %v; want a FieldError on %q", tc.body, err, tc.field)
+		}
+	}
+}
+
+// What each API's scan reads.
+func TestScanWithReads(t *testing.T) {
+	body := []byte(`{"model":"m","instructions":"be brief","input":[{"role":"user","content":"hi"}],
+		"previous_response_id":"resp_\u0031","max_output_tokens":300,"max_tokens":5,"stream":true,"store":false,
+		"background":true,"request_id":"resp_x","user":"u","system":"sys","messages":[{"content":"a"}]}`)
+	got := func(s Span) string { return string(body[s.Start:s.End]) }
+	r, err := ScanWith(body, ResponsesFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PreviousResponseID != "resp_1" || got(r.PreviousResponse) != `"resp_\u0031"` || got(r.Instructions) != `"be brief"` ||
+		r.MaxTokens != 300 || !r.Stream || r.Store || !r.Background || got(r.RequestID) != `"resp_x"` || got(r.User) != `"u"` ||
+		r.System.Len() != 0 || r.Messages != 0 || got(r.FirstContent) != `[{"role":"user","content":"hi"}]` ||
+		r.PromptBytes != len(`"be brief"`)+len(`[{"role":"user","content":"hi"}]`) {
+		t.Errorf("responses: %+v", r)
+	}
+	if r, _ := ScanWith([]byte(`{"model":"m"}`), ResponsesFields); !r.Store {
+		t.Error("responses: store defaults to true")
+	}
+	if r, _ := ScanWith([]byte(`{"model":"m","store":null}`), ResponsesFields); r.Store {
+		t.Error("responses: store null is None, not stored")
+	}
+	r, err = ScanWith(body, MessagesFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got(r.System) != `"sys"` || r.MaxTokens != 5 || !r.Stream || r.User.Len() != 0 || r.Messages != 1 ||
+		r.PreviousResponse.Len() != 0 || r.Store || r.PromptBytes != len(`"sys"`)+len(`"a"`) || got(r.FirstContent) != `"a"` {
+		t.Errorf("messages: %+v", r)
+	}
+	r, err = ScanWith([]byte(`{"model":"m","query":"q","documents":["a","b"],"stream":true,"user":"u"}`), PoolingFields)
+	if err != nil || r.Stream || r.PromptBytes != len(`"q"`)+len(`["a","b"]`) || r.User.Len() == 0 {
+		t.Errorf("pooling: %+v, %v", r, err)
+	}
+}
+
+// A member after the messages that the chat API ignores (a completion's
+// "prompt") adds to the prompt's size rather than replacing it: replaced,
+// a 100 KB conversation reserved tokens for a 2-byte prompt.
+func TestScanPromptSizeSums(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	r, err := Scan([]byte(`{"model":"m","messages":[{"role":"user","content":"` + big + `"}],"prompt":""}`))
+	if err != nil || r.PromptBytes != len(big)+2+2 || r.Messages != 1 {
+		t.Errorf("PromptBytes %d, %v; want %d", r.PromptBytes, err, len(big)+4)
+	}
+}

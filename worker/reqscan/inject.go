@@ -18,9 +18,11 @@ type edit struct {
 //	include_usage: false (or another value)  → replaced by true
 //
 // ok is false when there is nothing to do (not streamed, or include_usage
-// already true).
+// already true), or when the API has no stream_options (the scan did not
+// read it: Responses and Messages report usage without being asked, and
+// the key would only be an ignored extra there).
 func includeUsageEdit(body []byte, r *Request) (e edit, ok bool) {
-	if !r.Stream || r.IncludeUsage {
+	if !r.Stream || r.IncludeUsage || r.Read&FieldStreamOptions == 0 {
 		return e, false
 	}
 	const field = `"stream_options":{"include_usage":true}`

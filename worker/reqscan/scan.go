@@ -1,8 +1,13 @@
-// Package reqscan reads what the gateway needs from an OpenAI request body
-// in one pass over its bytes, validating the JSON as it goes, without
-// building a document: the routing field, the streaming flags, the
+// Package reqscan reads what the gateway needs from a request body in
+// one pass over its bytes, validating the JSON as it goes, without
+// building a document: the routing fields, the streaming flags, the
 // affinity key's raw bytes, the message count and the prompt size. It also
 // inserts stream_options.include_usage into the bytes.
+//
+// Which members are read depends on the API the body is for (Fields): each
+// of vLLM's request models has its own. A member is read exactly as vLLM
+// reads it (Python's json, then pydantic's lax mode) or the body is refused
+// (FieldError); a member the API does not read is only validated.
 //
 // Purpose-built rather than gjson because one pass does both the
 // validation and the extraction, and long strings (prompts) are skipped
@@ -25,20 +30,38 @@ type Span struct{ Start, End int }
 func (s Span) Len() int { return s.End - s.Start }
 
 // Request is what one scan found. Spans point into the scanned body; a
-// zero Span means the field is absent.
+// zero Span means the field is absent (or was not read: see Read).
 type Request struct {
-	Model        Span // raw value of "model" (a JSON string, quotes included)
+	Read         Fields // what the scan read beyond model: the set ScanWith was given
+	Model        Span   // raw value of "model" (a JSON string, quotes included)
 	ModelName    string
 	Stream       bool
 	StreamOpts   Span // raw value of "stream_options"
 	IncludeUsage bool // stream_options.include_usage is true
 	UsageValue   Span // raw value of stream_options.include_usage
 	User         Span // raw value of "user" (a JSON string, quotes included)
-	FirstContent Span // raw value of messages[0].content (or of "prompt" / "input")
+	FirstContent Span // raw value of the first prompt-bearing member: messages[0].content, "prompt", "input", "query"…
 	Messages     int  // number of messages
-	PromptBytes  int  // bytes of every message content (or of prompt / input)
+	PromptBytes  int  // bytes of every prompt-bearing member (for messages, of each message's content)
 	MaxTokens    int64
 	ObjectEnd    int // offset of the top-level object's closing '}'
+
+	// Responses API (ResponsesFields).
+
+	// PreviousResponse is the raw value of "previous_response_id" (a JSON
+	// string, quotes included) and PreviousResponseID its decoded value:
+	// vLLM keeps stored responses in the memory of the instance that made
+	// them, so this routes the request.
+	PreviousResponse   Span
+	PreviousResponseID string
+	Instructions       Span // raw value of "instructions" (a JSON string): the head of the prompt
+	RequestID          Span // raw value of "request_id": vLLM makes it the response's id, so the client chooses it
+	Store              bool // the client asks vLLM to store the response ("store", which defaults to true)
+	Background         bool // "background": the answer is a queued response, without the generation's usage
+
+	// Messages API (MessagesFields).
+
+	System Span // raw value of "system" (a string or an array of blocks): the head of the prompt
 }
 
 // MaxDepth is how deeply arrays and objects may nest. encoding/json stops
@@ -77,7 +100,7 @@ type scanner struct {
 	depth int
 	err   *SyntaxError // the first syntax error: scanning stops there
 	ferr  *FieldError  // the first field error: scanning goes on, a syntax error wins
-	r     *Request
+	r     Request      // by value: a *Request here made every scan allocate the Request (escape analysis sees the scanner flow to the returned error)
 }
 
 // What an object being scanned is: its members are handled accordingly.
@@ -128,13 +151,89 @@ func (s *scanner) ws() {
 	}
 }
 
-// field is one of the members the gateway reads. Every other member is
-// only validated.
+// Fields selects what a scan reads beyond model: one set per API, since
+// each of vLLM's request models has its own members. A member outside the
+// set is only validated, never refused for being duplicated or escaped:
+// vLLM ignores it (or keeps it unread), so the gateway must not act on it
+// either. Each set is exactly the members of that API's pydantic model that
+// the gateway acts on.
+type Fields uint32
+
+// The members a scan can read, a bit each (model is always read). The
+// bit's position is the member's field number less one (see bitOf).
+const (
+	FieldStream                Fields = 1 << iota // "stream": a bool
+	FieldStreamOptions                            // "stream_options" and its include_usage
+	FieldMaxTokens                                // "max_tokens": a count
+	FieldMaxCompletionTokens                      // "max_completion_tokens": a count
+	FieldUser                                     // "user": a string
+	FieldMessages                                 // "messages": counted, each content in the prompt
+	FieldPrompt                                   // "prompt": in the prompt
+	FieldInput                                    // "input": in the prompt
+	FieldPreviousResponseID                       // "previous_response_id": a string, routes the request
+	FieldInstructions                             // "instructions": a string, in the prompt
+	FieldMaxOutputTokens                          // "max_output_tokens": a count
+	FieldStore                                    // "store": a bool
+	FieldBackground                               // "background": a bool
+	FieldRequestID                                // "request_id": a string, the response's id
+	FieldPreviousInputMessages                    // "previous_input_messages": in the prompt
+	FieldPreviousResponse                         // "previous_response": in the prompt
+	FieldSystem                                   // "system": a string or blocks, in the prompt
+	FieldQuery                                    // "query" (rerank): in the prompt
+	FieldDocuments                                // "documents" (rerank, score): in the prompt
+	FieldQueries                                  // "queries" (score): in the prompt
+	FieldItems                                    // "items" (score): in the prompt
+	FieldData1                                    // "data_1" (score): in the prompt
+	FieldData2                                    // "data_2" (score): in the prompt
+	FieldText1                                    // "text_1" (score): in the prompt
+	FieldText2                                    // "text_2" (score): in the prompt
+	FieldTokens                                   // "tokens" (detokenize): in the prompt
+	FieldData                                     // "data" (pooling with an IO processor plugin): in the prompt
+)
+
+// The sets of the APIs the gateway serves. Each comment names the vLLM
+// models (vllm/entrypoints/...) whose members they are.
+var (
+	// ChatFields is for chat completions, completions and embeddings
+	// (ChatCompletionRequest, CompletionRequest, EmbeddingRequest): what
+	// Scan reads.
+	ChatFields = FieldStream | FieldStreamOptions | FieldMaxTokens | FieldMaxCompletionTokens |
+		FieldUser | FieldMessages | FieldPrompt | FieldInput
+
+	// ResponsesFields is for /v1/responses (openai/responses/protocol.py
+	// ResponsesRequest). It has no stream_options: vLLM reports usage in
+	// the response.completed event, so nothing is injected. No max_tokens
+	// either: its limit is max_output_tokens.
+	ResponsesFields = FieldStream | FieldUser | FieldInput | FieldPreviousResponseID | FieldInstructions |
+		FieldMaxOutputTokens | FieldStore | FieldBackground | FieldRequestID |
+		FieldPreviousInputMessages | FieldPreviousResponse
+
+	// MessagesFields is for /v1/messages and /v1/messages/count_tokens
+	// (anthropic/protocol.py AnthropicMessagesRequest and
+	// AnthropicCountTokensRequest). There is no user (metadata.user_id is
+	// not read by vLLM) and no stream_options: vLLM asks itself for usage
+	// on the chat request it converts to. count_tokens has no stream and no
+	// max_tokens (vLLM ignores them there): scan it with
+	// MessagesFields &^ (FieldStream | FieldMaxTokens).
+	MessagesFields = FieldStream | FieldMaxTokens | FieldMessages | FieldSystem
+
+	// PoolingFields is for /rerank, /score, /tokenize, /detokenize,
+	// /pooling and /classify (pooling/scoring/protocol.py RerankRequest and
+	// the ScoreRequest union, serve/tokenize/protocol.py, pooling/pooling
+	// and pooling/classify protocol.py): model, user (their
+	// PoolingBasicRequestMixin) and every prompt-bearing member, summed.
+	// None of them streams: a "stream" key is only validated.
+	PoolingFields = FieldUser | FieldMessages | FieldPrompt | FieldInput | FieldQuery | FieldDocuments |
+		FieldQueries | FieldItems | FieldData1 | FieldData2 | FieldText1 | FieldText2 | FieldTokens | FieldData
+)
+
+// field is one of the members the gateway can read. Every other member is
+// only validated. The top-level ones come first, in the order of their
+// Fields bits.
 type field uint8
 
 const (
 	noField field = iota
-	fModel
 	fStream
 	fStreamOptions
 	fMaxTokens
@@ -143,10 +242,33 @@ const (
 	fMessages
 	fPrompt
 	fInput
+	fPreviousResponseID
+	fInstructions
+	fMaxOutputTokens
+	fStore
+	fBackground
+	fRequestID
+	fPreviousInputMessages
+	fPreviousResponse
+	fSystem
+	fQuery
+	fDocuments
+	fQueries
+	fItems
+	fData1
+	fData2
+	fText1
+	fText2
+	fTokens
+	fData
+	fModel        // always read
 	fIncludeUsage // in stream_options
 	fContent      // in each element of messages
 	numFields
 )
+
+// bitOf is the Fields bit of a top-level field other than model.
+func bitOf(f field) Fields { return 1 << (f - 1) }
 
 // fieldNames are the fields' names in errors (the key itself for the
 // top level's).
@@ -154,57 +276,152 @@ var fieldNames = [numFields]string{
 	fModel: "model", fStream: "stream", fStreamOptions: "stream_options",
 	fMaxTokens: "max_tokens", fMaxCompletionTokens: "max_completion_tokens",
 	fUser: "user", fMessages: "messages", fPrompt: "prompt", fInput: "input",
+	fPreviousResponseID: "previous_response_id", fInstructions: "instructions",
+	fMaxOutputTokens: "max_output_tokens", fStore: "store", fBackground: "background",
+	fRequestID: "request_id", fPreviousInputMessages: "previous_input_messages",
+	fPreviousResponse: "previous_response", fSystem: "system", fQuery: "query",
+	fDocuments: "documents", fQueries: "queries", fItems: "items", fData1: "data_1",
+	fData2: "data_2", fText1: "text_1", fText2: "text_2", fTokens: "tokens", fData: "data",
 	fIncludeUsage: "stream_options.include_usage", fContent: "messages[].content",
 }
 
-// fieldOf returns the field a (decoded) key names in an object of kind.
-func fieldOf(kind objectKind, key []byte) field {
-	switch kind {
-	case requestObject:
+// topField returns the top-level field a (decoded) key names, whatever
+// the set. The cases are grouped by length so that a key is compared with
+// few names.
+func topField(key []byte) field {
+	switch len(key) {
+	case 4:
+		switch string(key) {
+		case "user":
+			return fUser
+		case "data":
+			return fData
+		}
+	case 5:
 		switch string(key) {
 		case "model":
 			return fModel
-		case "stream":
-			return fStream
-		case "stream_options":
-			return fStreamOptions
-		case "max_tokens":
-			return fMaxTokens
-		case "max_completion_tokens":
-			return fMaxCompletionTokens
-		case "user":
-			return fUser
-		case "messages":
-			return fMessages
-		case "prompt":
-			return fPrompt
 		case "input":
 			return fInput
+		case "query":
+			return fQuery
+		case "store":
+			return fStore
+		case "items":
+			return fItems
 		}
-	case streamOptions:
-		if string(key) == "include_usage" {
-			return fIncludeUsage
+	case 6:
+		switch string(key) {
+		case "stream":
+			return fStream
+		case "prompt":
+			return fPrompt
+		case "system":
+			return fSystem
+		case "tokens":
+			return fTokens
+		case "data_1":
+			return fData1
+		case "data_2":
+			return fData2
+		case "text_1":
+			return fText1
+		case "text_2":
+			return fText2
 		}
-	case messageObject:
-		if string(key) == "content" {
-			return fContent
+	case 7:
+		if string(key) == "queries" {
+			return fQueries
+		}
+	case 8:
+		if string(key) == "messages" {
+			return fMessages
+		}
+	case 9:
+		if string(key) == "documents" {
+			return fDocuments
+		}
+	case 10:
+		switch string(key) {
+		case "max_tokens":
+			return fMaxTokens
+		case "background":
+			return fBackground
+		case "request_id":
+			return fRequestID
+		}
+	case 12:
+		if string(key) == "instructions" {
+			return fInstructions
+		}
+	case 14:
+		if string(key) == "stream_options" {
+			return fStreamOptions
+		}
+	case 17:
+		switch string(key) {
+		case "max_output_tokens":
+			return fMaxOutputTokens
+		case "previous_response":
+			return fPreviousResponse
+		}
+	case 20:
+		if string(key) == "previous_response_id" {
+			return fPreviousResponseID
+		}
+	case 21:
+		if string(key) == "max_completion_tokens" {
+			return fMaxCompletionTokens
+		}
+	case 23:
+		if string(key) == "previous_input_messages" {
+			return fPreviousInputMessages
 		}
 	}
 	return noField
 }
 
-// Scan reads body, which must be one JSON object. The error is a
-// *SyntaxError for malformed JSON, a *FieldError for JSON whose reading
-// by the backend could differ from the gateway's.
-func Scan(body []byte) (Request, error) {
-	var r Request
-	s := scanner{b: body, r: &r}
+// fieldOf returns the field a (decoded) key names in an object of kind,
+// if the scan reads it (set).
+func fieldOf(kind objectKind, key []byte, set Fields) field {
+	if kind != requestObject {
+		return nestedField(kind, key)
+	}
+	f := topField(key)
+	if f < fModel && set&bitOf(f) == 0 { // (noField too: bitOf(noField) is 0)
+		return noField
+	}
+	return f
+}
+
+// nestedField returns the field a key names in stream_options or a message.
+func nestedField(kind objectKind, key []byte) field {
+	switch {
+	case kind == streamOptions && string(key) == "include_usage":
+		return fIncludeUsage
+	case kind == messageObject && string(key) == "content":
+		return fContent
+	}
+	return noField
+}
+
+// Scan reads body, which must be one JSON object, as a chat completion,
+// completion or embedding request: ScanWith(body, ChatFields).
+func Scan(body []byte) (Request, error) { return ScanWith(body, ChatFields) }
+
+// ScanWith reads body, which must be one JSON object, as the request of
+// the API whose members f selects. The error is a *SyntaxError for
+// malformed JSON, a *FieldError for JSON whose reading by the backend could
+// differ from the gateway's.
+func ScanWith(body []byte, f Fields) (Request, error) {
+	s := scanner{b: body, r: Request{Read: f, Store: f&FieldStore != 0}} // ResponsesRequest: store defaults to true
 	s.ws()
 	if s.i >= len(body) || body[s.i] != '{' {
 		s.fail("request body must be a JSON object")
-		return r, s.err
+		return Request{}, s.err
 	}
 	s.object(requestObject)
+	r := &s.r
 	r.ObjectEnd = s.i - 1
 	s.ws()
 	if s.err == nil && s.i != len(body) {
@@ -224,7 +441,15 @@ func Scan(body []byte) (Request, error) {
 		}
 		r.ModelName = name
 	}
-	return r, nil
+	if r.PreviousResponse.Len() > 0 {
+		id, ok := DecodeString(string(body[r.PreviousResponse.Start+1 : r.PreviousResponse.End-1]))
+		if !ok {
+			return Request{}, &FieldError{Field: "previous_response_id", Offset: r.PreviousResponse.Start,
+				Msg: "previous_response_id is not valid UTF-8 (or holds an unpaired surrogate escape)"}
+		}
+		r.PreviousResponseID = id
+	}
+	return s.r, nil
 }
 
 // object scans an object at s.i ('{') of the given kind. In the objects
@@ -238,7 +463,7 @@ func (s *scanner) object(kind objectKind) {
 	if s.open('}') {
 		return
 	}
-	var seen uint32 // the fields met so far in this object, a bit each
+	var seen uint64 // the fields met so far in this object, a bit each
 	for s.err == nil {
 		s.ws()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -291,10 +516,17 @@ func (s *scanner) object(kind objectKind) {
 func (s *scanner) keyField(kind objectKind, ks int) field {
 	raw := s.b[ks+1 : s.i-1]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return fieldOf(kind, raw)
+		if kind == requestObject { // fieldOf, written out: a call less per key
+			f := topField(raw)
+			if f < fModel && s.r.Read&bitOf(f) == 0 {
+				return noField
+			}
+			return f
+		}
+		return nestedField(kind, raw)
 	}
 	name, _ := DecodeString(string(raw)) // rare: keys seldom have escapes
-	if f := fieldOf(kind, []byte(name)); f != noField {
+	if f := fieldOf(kind, []byte(name), s.r.Read); f != noField {
 		s.failField(f, ks, "the key `"+fieldNames[f]+"` is written with escape sequences: write it plainly")
 	}
 	return noField
@@ -303,21 +535,14 @@ func (s *scanner) keyField(kind objectKind, ks int) field {
 // member records what the request needs of one scanned member, refusing
 // a value whose type the backend would coerce rather than reject.
 func (s *scanner) member(f field, v Span) {
-	r, b := s.r, s.b
-	raw := b[v.Start:v.End]
+	r := &s.r
 	switch f {
 	case fModel:
-		switch raw[0] {
-		case '"':
-			r.Model = v
-		case 'n': // null: as if absent
-		default:
-			s.failField(f, v.Start, "model must be a string")
-		}
+		r.Model = s.optString(f, v)
 	case fStream:
 		r.Stream = s.boolean(f, v)
 	case fStreamOptions:
-		if raw[0] == '{' || raw[0] == 'n' {
+		if c := s.b[v.Start]; c == '{' || c == 'n' {
 			r.StreamOpts = v
 		} else {
 			s.failField(f, v.Start, "stream_options must be an object")
@@ -326,25 +551,63 @@ func (s *scanner) member(f field, v Span) {
 		r.UsageValue = v
 		r.IncludeUsage = s.boolean(f, v)
 	case fUser:
-		switch raw[0] {
-		case '"':
-			r.User = v
-		case 'n':
-		default:
-			s.failField(f, v.Start, "user must be a string")
-		}
-	case fMaxTokens, fMaxCompletionTokens:
+		r.User = s.optString(f, v)
+	case fMaxTokens, fMaxCompletionTokens, fMaxOutputTokens:
 		if n := s.count(f, v); n > r.MaxTokens {
 			r.MaxTokens = n
 		}
-	case fPrompt, fInput:
-		r.FirstContent, r.PromptBytes = v, v.Len()
 	case fContent:
-		if r.Messages == 0 {
+		if r.Messages == 0 && r.FirstContent.Len() == 0 {
+			r.FirstContent = v
+		}
+		r.PromptBytes += v.Len()
+	case fPreviousResponseID:
+		r.PreviousResponse = s.optString(f, v)
+	case fInstructions:
+		r.Instructions = s.optString(f, v)
+		r.PromptBytes += v.Len()
+	case fStore:
+		r.Store = s.boolean(f, v) // null is None: not stored
+	case fBackground:
+		r.Background = s.boolean(f, v)
+	case fRequestID:
+		if s.b[v.Start] == '"' { // request_id: str, not Optional
+			r.RequestID = v
+		} else {
+			s.failField(f, v.Start, "request_id must be a string")
+		}
+	case fSystem:
+		switch s.b[v.Start] {
+		case '"', '[':
+			r.System = v
+		case 'n':
+		default:
+			s.failField(f, v.Start, "system must be a string or an array of content blocks")
+		}
+		r.PromptBytes += v.Len()
+	case fPrompt, fInput, fPreviousInputMessages, fPreviousResponse, fQuery, fDocuments,
+		fQueries, fItems, fData1, fData2, fText1, fText2, fTokens, fData:
+		// Summed, not replaced: a chat request whose messages are
+		// followed by an (ignored) "prompt": "" must not reserve for an
+		// empty prompt.
+		if r.FirstContent.Len() == 0 {
 			r.FirstContent = v
 		}
 		r.PromptBytes += v.Len()
 	}
+}
+
+// optString returns v if it is a JSON string, a zero Span for null (as
+// if absent), and refuses anything else (pydantic's str takes no number).
+func (s *scanner) optString(f field, v Span) Span {
+	switch s.b[v.Start] {
+	case '"':
+		return v
+	case 'n':
+	default:
+		s.failField(f, v.Start, fieldNames[f]+" must be a string")
+	}
+	return Span{}
 }
 
 // boolean reads a JSON true, false or null (false). Anything else is

@@ -145,3 +145,18 @@ func TestRewrite(t *testing.T) {
 		}
 	}
 }
+
+// include_usage goes only into the APIs that have stream_options: vLLM's
+// Responses and Messages report usage unasked.
+func TestInjectOnlyWhereRead(t *testing.T) {
+	body := []byte(`{"model":"m","stream":true}`)
+	for _, set := range []Fields{ResponsesFields, MessagesFields, PoolingFields} {
+		r, err := ScanWith(body, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, injected := Rewrite(body, &r, ""); injected || string(out) != string(body) {
+			t.Errorf("set %b: injected into %s", set, out)
+		}
+	}
+}
