@@ -179,7 +179,20 @@ type Model struct {
 	// KVSaturation: a backend whose KV-cache usage is above this fraction
 	// takes no new request (default 0.8).
 	KVSaturation float64 `yaml:"kv_saturation"`
+	// Endpoints, when set, are the APIs this model serves, by name (APIs);
+	// a request to another gets 404 endpoint_not_served. Empty: all.
+	Endpoints []string `yaml:"endpoints"`
 }
+
+// APIs are the names of the APIs the gateway proxies, for
+// models[].endpoints: chat (/v1/chat/completions), completions,
+// embeddings, responses (/v1/responses and the stored responses under
+// it), messages (/v1/messages), count_tokens
+// (/v1/messages/count_tokens), rerank, score, tokenize, detokenize,
+// pooling, classify. The worker's API descriptions carry the same names
+// (a test holds them equal).
+var APIs = []string{"chat", "completions", "embeddings", "responses", "messages", "count_tokens",
+	"rerank", "score", "tokenize", "detokenize", "pooling", "classify"}
 
 // NomadService is a Nomad native service whose instances are a model's
 // backends: address and port become http(s)://address:port.

@@ -85,6 +85,7 @@ func TestParseProblems(t *testing.T) {
 		{"bad url", "http://127.0.0.1:8000", "ftp://x:1", []string{"models[0].backends[0].url", "scheme"}},
 		{"url with path", "http://127.0.0.1:8000", "http://127.0.0.1:8000/v1", []string{"models[0].backends[0].url", "no path"}},
 		{"unknown model in key", `models: ["*"]`, `models: ["gpt-9"]`, []string{"bad.yaml:9:", "keys[0].models[0]", "gpt-9"}},
+		{"unknown endpoint", "    backends:", "    endpoints: [chat, responses, chats]\n    backends:", []string{"models[0].endpoints[2]", "must be one of chat, completions", `not "chats"`}},
 		{"missing env", "slots: 16", "slots: 16\n        api_key_env: SLUICE_TEST_SURELY_UNSET", []string{"models[0].backends[0].api_key_env", "SLUICE_TEST_SURELY_UNSET is not set"}},
 		{"api_key_env and api_keys_env", "slots: 16", "slots: 16\n        api_key_env: HOME\n        api_keys_env: [HOME]", []string{"bad.yaml:17:", "models[0].backends[0].api_keys_env", "either api_key_env or api_keys_env"}},
 		{"api_keys_env unset", "slots: 16", "slots: 16\n        api_keys_env: [HOME, SLUICE_TEST_SURELY_UNSET]", []string{"bad.yaml:16:", "models[0].backends[0].api_keys_env[1]", "SLUICE_TEST_SURELY_UNSET is not set"}},

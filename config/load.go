@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -204,6 +205,11 @@ func (c *Config) validate() Problems {
 		}
 		if m.KVSaturation <= 0 || m.KVSaturation > 1 {
 			add(p+".kv_saturation", "must be in (0, 1], got %v", m.KVSaturation)
+		}
+		for j, e := range m.Endpoints {
+			if !slices.Contains(APIs, e) {
+				add(fmt.Sprintf("%s.endpoints[%d]", p, j), "must be one of %s, not %q", strings.Join(APIs, ", "), e)
+			}
 		}
 		switch m.Affinity {
 		case "prefix", "user", "none":

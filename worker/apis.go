@@ -8,8 +8,8 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/app/server"
-	"github.com/tidwall/gjson"
 
+	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/sse"
 )
 
@@ -18,29 +18,75 @@ import (
 // adding a description to apis; the phases (phases.go) read it and are not
 // edited.
 type apiSpec struct {
-	name  string   // for logs and docs: "chat", "responses", "messages", …
+	name  string   // the name models[].endpoints uses, and the docs: "chat", "responses", …
 	paths []string // POST paths served, as vLLM serves them
+	// fields are the body's members the API has that the gateway reads
+	// (reqscan): its model, stream flag, prompt, token counts. Where the
+	// model is, how a stream is asked for.
+	fields reqscan.Fields
+	// format is how its answers and stream events report usage, finish
+	// reason, the first token and a stored response's id (sse). Whether
+	// the gateway must ask for usage follows from fields: only an API with
+	// stream_options (chat and completions) gets include_usage added.
+	format sse.Format
 	// errors is the shape of the gateway's own error answers.
 	errors errShape
 	// xAPIKey: the client's key may arrive as x-api-key (Anthropic's SDKs
 	// send it so) as well as Authorization: Bearer.
 	xAPIKey bool
+	// stored: the backend keeps answers by id in its own memory (vLLM's
+	// Responses store), so a request naming one (previous_response_id)
+	// goes where it was made (recall.go).
+	stored bool
+	// byID: a request on one stored response, named in the path (the
+	// route's :id), not a generation: storedPhases run, and its answer is
+	// neither billed nor remembered again.
+	byID bool
+	// methods of paths; none: POST.
+	methods []string
 }
 
 // apis are the APIs the gateway proxies, in the order their routes are
-// registered.
+// registered. The paths are vLLM's (vllm/entrypoints/openai, anthropic,
+// pooling and serve/tokenize routers).
 var apis = []*apiSpec{
-	{name: "chat", paths: []string{"/v1/chat/completions"}},
-	{name: "completions", paths: []string{"/v1/completions"}},
-	{name: "embeddings", paths: []string{"/v1/embeddings"}},
+	{name: "chat", paths: []string{"/v1/chat/completions"}, fields: reqscan.ChatFields},
+	{name: "completions", paths: []string{"/v1/completions"}, fields: reqscan.ChatFields},
+	{name: "embeddings", paths: []string{"/v1/embeddings"}, fields: reqscan.ChatFields},
+	{name: "responses", paths: []string{"/v1/responses"}, fields: reqscan.ResponsesFields,
+		format: sse.Responses, stored: true},
+	{name: "responses", paths: []string{"/v1/responses/:id"}, methods: []string{http.MethodGet, http.MethodDelete},
+		format: sse.Responses, stored: true, byID: true},
+	{name: "responses", paths: []string{"/v1/responses/:id/cancel"},
+		format: sse.Responses, stored: true, byID: true},
+	{name: "messages", paths: []string{"/v1/messages"}, fields: reqscan.MessagesFields,
+		format: sse.Messages, errors: anthropicErrors, xAPIKey: true},
+	// count_tokens' request has no stream and no max_tokens
+	// (AnthropicCountTokensRequest); its answer, {"input_tokens": N},
+	// bills nothing.
+	{name: "count_tokens", paths: []string{"/v1/messages/count_tokens"},
+		fields: reqscan.MessagesFields &^ (reqscan.FieldStream | reqscan.FieldMaxTokens),
+		format: sse.Messages, errors: anthropicErrors, xAPIKey: true},
+	{name: "rerank", paths: []string{"/v1/rerank", "/rerank", "/v2/rerank"}, fields: reqscan.PoolingFields},
+	{name: "score", paths: []string{"/v1/score", "/score"}, fields: reqscan.PoolingFields},
+	{name: "tokenize", paths: []string{"/tokenize"}, fields: reqscan.PoolingFields},
+	{name: "detokenize", paths: []string{"/detokenize"}, fields: reqscan.PoolingFields},
+	{name: "pooling", paths: []string{"/pooling"}, fields: reqscan.PoolingFields},
+	{name: "classify", paths: []string{"/classify"}, fields: reqscan.PoolingFields},
 }
 
 // register adds the routes of every API to h.
 func (g *gateway) register(h *server.Hertz) {
 	for _, a := range apis {
 		serve := func(ctx context.Context, c *app.RequestContext) { g.serve(ctx, c, a) }
+		methods := a.methods
+		if methods == nil {
+			methods = []string{http.MethodPost}
+		}
 		for _, p := range a.paths {
-			h.POST(p, serve)
+			for _, method := range methods {
+				h.Handle(method, p, serve)
+			}
 		}
 	}
 	h.GET("/v1/models", g.models)
@@ -84,10 +130,15 @@ func errUnauthorized(a *apiSpec, sent bool) *apiError {
 	return errInvalid(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
 }
 
-// readAnswer records what a whole answer says of its usage and finish.
-func (a *apiSpec) readAnswer(rec *usageRecord, data []byte) {
-	rec.usage = sse.BodyUsage(data)
-	rec.finishReason = gjson.GetBytes(data, "choices.0.finish_reason").Str
+// readAnswer records what a whole answer says of its usage and finish,
+// and returns the id under which the backend stored it ("" if none).
+func (a *apiSpec) readAnswer(rec *usageRecord, data []byte) (storedID string) {
+	rec.usage = sse.BodyUsageAs(a.format, data)
+	rec.finishReason = sse.BodyFinishReason(a.format, data)
+	if a.stored {
+		storedID = sse.BodyResponseID(a.format, data)
+	}
+	return storedID
 }
 
 // shapeOf is the error shape of an answer to path when no API route took

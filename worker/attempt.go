@@ -50,21 +50,38 @@ func (g *gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 // the request is to be tried again; else e is the client's error, or nil
 // with x.res the answer to relay.
 func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
-	m, rec := x.model, x.rec
+	rec := x.rec
 	var rotated [16]*backendRoute
 	k := n % len(x.candidates)
 	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)
+	if x.pinned { // the k-th candidate and no other: it may hold the stored response
+		order = order[:1]
+	}
+	if x.owners != nil {
+		x.model = x.owners[k]
+		rec.model = x.model.name
+	}
+	m := x.model
 	// Until this attempt's send the body is not read: a spilled one's
 	// pages leave memory while the request waits for a slot.
 	x.held.idle()
-	b, e := g.takeSlot(ctx, m, order, rec)
-	if e != nil {
-		return true, e
+	var b *backendRoute
+	release := func() {}
+	if x.api.byID {
+		// A stored response's retrieval or cancel costs the backend
+		// little, and a cancel must not wait behind the work it cancels:
+		// no slot.
+		b = order[0]
+	} else {
+		var e *apiError
+		if b, e = g.takeSlot(ctx, m, order, rec); e != nil {
+			return true, e
+		}
+		release = func() { g.queues.releaseSlot(m, b) }
 	}
 	rec.backend = b.url
 	rec.attempts++
 	rec.tried = append(rec.tried, b.url)
-	release := func() { g.queues.releaseSlot(m, b) }
 	// An attempt is ended by closing its response (or by Do's failure);
 	// it needs a context of its own only for the first-token deadline.
 	actx, acancel := x.upCtx, noCancel
@@ -99,10 +116,11 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		timeout:    timedOut(x.upCtx),
 		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
 		triesLeft:  n < m.retries,
+		holderLeft: x.pinned && n+1 < len(x.candidates),
 		othersUp:   err != nil && anyHealthy(x.candidates, b, time.Now()),
 	})
 	if o.answer {
-		x.res, x.acancel, x.slot = res, acancel, release
+		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil
 	}
 	if res != nil {
@@ -121,6 +139,8 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		// the close) and try the next one, once, without a deadline.
 		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
 		x.firstTokenArmed, rec.firstTokenRetry = false, true
+	case o.retry && res != nil && res.StatusCode == http.StatusNotFound:
+		g.log.Debug("backend does not hold the stored response; asking the next", "backend", b.url)
 	case o.retry && res != nil:
 		g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", n+1)
 	}
@@ -135,6 +155,7 @@ type attemptResult struct {
 	timeout    error          // the gateway's own timeout that ended the request, if one did
 	firstToken bool           // first_token_deadline passed before the stream's first bytes
 	triesLeft  bool           // the model's retries allow another attempt
+	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
 	othersUp   bool           // another candidate is in rotation (read only when the attempt failed)
 }
 
@@ -169,6 +190,9 @@ type outcome struct {
 //   - No provider key of the backend usable (api_keys_env: every key
 //     refused, or resting after a 429): the next backend while retries
 //     last, without an ejection; else 502.
+//   - A 404 to a request that needs a stored response (recall.go): the
+//     next candidate may hold it, beyond retries, until all were asked;
+//     no ejection. The last 404 goes to the client.
 //   - An answer of 429 or 5xx (retryableStatus): retried while retries
 //     last, else relayed as the backend gave it.
 //   - Any other answer goes to the client.
@@ -197,6 +221,8 @@ func classify(x *exchange, r attemptResult) outcome {
 		}
 		return outcome{eject: true, fail: errUpstream(http.StatusBadGateway, "upstream_unreachable",
 			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
+	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
+		return outcome{retry: true}
 	case retryableStatus(r.res.StatusCode) && r.triesLeft:
 		return outcome{retry: true}
 	}
@@ -350,7 +376,19 @@ func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *ba
 		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}
 	*hdr = h
-	return b.pool.Do(ctx, &upstream.Request{Method: http.MethodPost, Target: string(c.Request.RequestURI()), Header: h, Body: body})
+	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.RequestURI()), Header: h, Body: body})
+}
+
+// methodOf is the request's method among those the gateway routes, as a
+// constant string (no allocation per request).
+func methodOf(c *app.RequestContext) string {
+	switch string(c.Method()) {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodDelete:
+		return http.MethodDelete
+	}
+	return http.MethodPost
 }
 
 // headerPool holds the buffers the forwarded header lines are built in.

@@ -57,7 +57,7 @@ func TestScanBody(t *testing.T) {
 		{``, "", "invalid_json"},
 	}
 	for _, tc := range cases {
-		r, err := scanBody([]byte(tc.body))
+		r, err := scanBody([]byte(tc.body), reqscan.ChatFields)
 		code := ""
 		if err != nil {
 			code = err.code
@@ -74,7 +74,7 @@ func FuzzRewriteModel(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), "upstream/x")
 	f.Add([]byte(`{"stream_options":{},"stream":true, "model" : "m" }`), `q"uote`)
 	f.Fuzz(func(t *testing.T, body []byte, upstream string) {
-		r, aerr := scanBody(body)
+		r, aerr := scanBody(body, reqscan.ChatFields)
 		if aerr != nil {
 			return
 		}

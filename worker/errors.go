@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/sluice-gw/sluice/worker/sse"
 )
 
 // apiError is an error the gateway itself answers with: in OpenAI's shape
@@ -115,8 +116,16 @@ func writeError(c *app.RequestContext, e *apiError, shape errShape) {
 
 // appendErrorEvent appends e as an SSE event, for a stream already under
 // way: a data-only event in OpenAI's shape, Anthropic's "error" event in
-// its own.
-func appendErrorEvent(b []byte, e *apiError, shape errShape) []byte {
+// its own, and for the Responses API its "error" event (OpenAI's
+// ResponseErrorEvent: type, code, message, param).
+func appendErrorEvent(b []byte, e *apiError, shape errShape, format sse.Format) []byte {
+	if format == sse.Responses {
+		b = append(b, `event: error`+"\n"+`data: {"type":"error","code":`...)
+		b = appendJSONString(b, e.code)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, e.message)
+		return append(b, `,"param":null}`+"\n\n"...)
+	}
 	if shape == anthropicErrors {
 		_, typ := anthropicStatus(e)
 		b = append(b, "event: error\ndata: "...)

@@ -3,7 +3,11 @@ package worker
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/worker/sse"
 )
 
 // TestAnthropicErrorShape checks the gateway's refusals in Anthropic's
@@ -52,8 +56,29 @@ func TestAnthropicErrorShape(t *testing.T) {
 			t.Errorf("%s: OpenAI body %+v (%v)", tc.e.code, o, err)
 		}
 	}
-	ev := string(appendErrorEvent(nil, errUpstream(502, "upstream_stream_broken", "broke"), anthropicErrors))
+	ev := string(appendErrorEvent(nil, errUpstream(502, "upstream_stream_broken", "broke"), anthropicErrors, sse.Messages))
 	if want := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"broke\"}}\n\n"; ev != want {
 		t.Errorf("Anthropic error event %q, want %q", ev, want)
+	}
+	ev = string(appendErrorEvent(nil, errUpstream(504, "upstream_timeout", "slow"), openAIErrors, sse.Responses))
+	if want := "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_timeout\",\"message\":\"slow\",\"param\":null}\n\n"; ev != want {
+		t.Errorf("Responses error event %q, want %q", ev, want)
+	}
+}
+
+// TestAPINamesMatchConfig holds the API descriptions' names equal to the
+// names models[].endpoints accepts.
+func TestAPINamesMatchConfig(t *testing.T) {
+	seen := map[string]bool{}
+	for _, a := range apis {
+		seen[a.name] = true
+		if !slices.Contains(config.APIs, a.name) {
+			t.Errorf("API %q is not in config.APIs", a.name)
+		}
+	}
+	for _, n := range config.APIs {
+		if !seen[n] {
+			t.Errorf("config.APIs names %q, which no API description has", n)
+		}
 	}
 }

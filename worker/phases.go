@@ -99,7 +99,11 @@ func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) 
 // to hold (relayLarge) — and x holds what the relay needs.
 func (g *gateway) forward(ctx context.Context, c *app.RequestContext, x *exchange) (relay bool) {
 	x.routes = g.acquireRoutes()
-	for _, run := range requestPhases {
+	phases := requestPhases[:]
+	if x.api.byID {
+		phases = storedPhases[:]
+	}
+	for _, run := range phases {
 		if e := run(g, ctx, c, x); e != nil {
 			g.reject(c, x, e)
 			return false
@@ -136,6 +140,14 @@ type exchange struct {
 	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
 	candidates []*backendRoute
 	stack      [16]*backendRoute // candidates' storage, for the usual few backends
+	// owners are the candidates' models, for a request that names no
+	// model (a stored response's id): each attempt runs under its
+	// backend's model. nil: every candidate is x.model's.
+	owners []*modelRoute
+	// pinned: the request needs the one backend that holds a stored
+	// response; each attempt asks one candidate, the next after a 404.
+	pinned  bool
+	backend *backendRoute // the backend whose answer goes to the client
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -270,9 +282,14 @@ func (g *gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 
 // 4. scan: the fields the gateway acts on, read as the backend will.
 func (g *gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	scan, e := scanBody(x.payload)
+	scan, e := scanBody(x.payload, x.api.fields)
 	if e != nil {
 		return e
+	}
+	if x.api.stored {
+		if e := refuseUnservable(&scan); e != nil {
+			return e
+		}
 	}
 	x.scan = scan
 	x.rec.model = clip(scan.ModelName) // a model that does not exist is the client's string
@@ -290,6 +307,10 @@ func (g *gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 	if !x.key.allows(m.name) {
 		return errInvalid(http.StatusForbidden, "model_not_allowed",
 			fmt.Sprintf("Your API key may not use the model `%s`.", m.name))
+	}
+	if !m.serves(x.api) {
+		return errInvalid(http.StatusNotFound, "endpoint_not_served",
+			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.path)))
 	}
 	x.model = m
 	return nil
@@ -329,6 +350,10 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	if len(x.candidates) == 0 {
 		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
+	}
+	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+		g.holderFirst(id, x.candidates, nil)
+		x.pinned = true
 	}
 	return nil
 }
@@ -376,13 +401,15 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	}
 	c.Response.SetBodyRaw(data)
 	rec.bytesOut = int64(len(data))
-	x.api.readAnswer(rec, data)
+	if !x.api.byID { // a stored response fetched again is not billed again
+		g.remember(x.api.readAnswer(rec, data), x.backend)
+	}
 	return false, nil
 }
 
 // scanBody validates the body as JSON in one pass and finds its fields.
-func scanBody(body []byte) (reqscan.Request, *apiError) {
-	r, err := reqscan.Scan(body)
+func scanBody(body []byte, fields reqscan.Fields) (reqscan.Request, *apiError) {
+	r, err := reqscan.ScanWith(body, fields)
 	var fe *reqscan.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -403,6 +430,27 @@ func scanBody(body []byte) (reqscan.Request, *apiError) {
 			"You must provide a model parameter (a string).")
 	}
 	return r, nil
+}
+
+// refuseUnservable refuses the Responses requests the gateway cannot serve
+// safely. A request_id makes the backend store the response under an id
+// the client chose, which could collide with another client's (and route
+// that client's follow-ups here). A background response runs after its
+// answer, outside the gateway's slots, limits and billing.
+func refuseUnservable(r *reqscan.Request) *apiError {
+	field, why := "", ""
+	switch {
+	case r.RequestID.Len() > 0:
+		field, why = "request_id", "the response's id is the backend's to choose"
+	case r.Background:
+		field, why = "background", "a background response would run outside the gateway's slots, limits and billing"
+	default:
+		return nil
+	}
+	e := errInvalid(http.StatusBadRequest, "unsupported_field",
+		fmt.Sprintf("The gateway does not serve requests with `%s`: %s.", field, why))
+	e.param = field
+	return e
 }
 
 // maxLoggedField bounds the copy a record keeps of a client-chosen string

@@ -72,12 +72,13 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	}()
 	var split sse.Splitter
 	done := false // [DONE] is in bufs.out
+	format, stored := x.api.format, x.api.stored && !x.api.byID
 	keep := func(event []byte, whole bool) {
 		if !whole { // a piece of an event past sse.MaxEvent: passed on unread
 			bufs.out = append(bufs.out, event...)
 			return
 		}
-		ev := sse.Inspect(event)
+		ev := sse.InspectAs(format, event)
 		rec.events++
 		if ev.HasContent && rec.ttft == 0 {
 			rec.ttft = time.Since(rec.start)
@@ -85,8 +86,12 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if ev.FinishReason != "" {
 			rec.finishReason = ev.FinishReason
 		}
-		if ev.Usage.Found {
-			rec.usage = ev.Usage
+		if ev.Usage.Found && !x.api.byID {
+			rec.usage.Merge(ev.Usage)
+		}
+		if stored && ev.ResponseID != "" {
+			g.remember(ev.ResponseID, x.backend)
+			stored = false // once: its later events repeat the id
 		}
 		if ev.UsageOnly && rec.usageInjected {
 			return
@@ -162,7 +167,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 				"The backend stopped the stream before it was complete."))
 			rec.errCode, rec.errSource = e.code, e.source
 			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
-			ev := appendErrorEvent(nil, e, x.api.errors)
+			ev := appendErrorEvent(nil, e, x.api.errors, x.api.format)
 			if _, err := w.Write(ev); err == nil && w.Flush() == nil {
 				rec.bytesOut += int64(len(ev))
 			}
@@ -199,7 +204,7 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
 	rec, res, idle, idleFor := x.rec, x.res, x.idle, x.idleFor
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
-	answer := sse.NewAnswerReader()
+	answer := sse.NewAnswerReaderAs(x.api.format)
 	writeFailed := false
 	send := func(p []byte) bool {
 		if w == nil {
@@ -264,8 +269,13 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		w.abort(errAnswerCut)
 		return
 	}
-	rec.usage = answer.Usage()
-	rec.finishReason = answer.FinishReason()
+	if !x.api.byID { // a stored response fetched again is not billed again
+		rec.usage = answer.Usage()
+		rec.finishReason = answer.FinishReason()
+		if x.api.stored {
+			g.remember(answer.ResponseID(), x.backend)
+		}
+	}
 	// The end of the body, here under the write deadline rather than by
 	// hertz's Finalize after it.
 	if w.WriteLast(nil) != nil {

@@ -66,11 +66,15 @@ type modelRoute struct {
 	queueMax         int64
 	queueTimeout     time.Duration
 	defaultMaxTokens int64
+	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
+	// nil: all.
+	endpoints map[string]bool
 }
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
 	url        string         // base URL without trailing slash
+	urlHash    uint64         // holderHash(url): how the shared region names it as the holder of stored responses
 	pool       *upstream.Pool // keep-alive connections; carried over reloads with the URL
 	authHeader string         // "Bearer …" from api_key_env, or empty
 	cell       *shm.Cell      // slots in use, counted across all workers
@@ -225,6 +229,12 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 		if m.Retries != nil {
 			mr.retries = *m.Retries
 		}
+		if len(m.Endpoints) > 0 {
+			mr.endpoints = map[string]bool{}
+			for _, e := range m.Endpoints {
+				mr.endpoints[e] = true
+			}
+		}
 		connect, idle, total := time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
 		if connect == 0 { // a config built in code, not decoded
 			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
@@ -250,6 +260,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 		for _, b := range m.Backends {
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
 				kvSaturation: int64(mr.kvSaturation * 1e6)}
+			br.urlHash = holderHash(br.url)
 			pool, err := newPool(br.url, connect)
 			if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
 				return nil, fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
@@ -306,6 +317,9 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 	}
 	return k
 }
+
+// serves reports whether the model serves the API (models[].endpoints).
+func (m *modelRoute) serves(a *apiSpec) bool { return m.endpoints == nil || m.endpoints[a.name] }
 
 // allows reports whether the key may use the model.
 func (k *keyRoute) allows(model string) bool {

@@ -1,0 +1,101 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/zeebo/xxh3"
+)
+
+// Stored responses. vLLM keeps the Responses API's answers in its own
+// memory (with VLLM_ENABLE_RESPONSES_API_STORE=1), so a request that names
+// one — a follow-up turn's previous_response_id, or GET/DELETE
+// /v1/responses/{id} and POST /v1/responses/{id}/cancel — is served only
+// by the backend that made it. Every worker records, in the shared
+// region's bounded map (shm Remember/Recall), which backend answered each
+// response id it relayed; a request naming an id goes there first. The map
+// forgets (it is bounded, a region is new after a restart, another gateway
+// replica made the response): so a backend that answers 404 for the id,
+// before anything reached the client, passes the request on to the next
+// candidate, until one has it or all were asked (classify).
+
+// holderHash is how the shared map names a backend: by its URL, so that the
+// same server listed under two models, or after a reload, is the same holder.
+func holderHash(url string) uint64 { return xxh3.HashString(url) }
+
+// storedKey is the shared map's key of a stored response's id.
+func storedKey(id string) uint64 { return xxh3.HashString(id) }
+
+// remember records that backend b holds the response id.
+func (g *gateway) remember(id string, b *backendRoute) {
+	if id != "" && b != nil {
+		g.region.Remember(storedKey(id), b.urlHash)
+	}
+}
+
+// holderFirst moves the candidate the shared map names as the holder of
+// id to the front of cands (and its owner with it, when owners is not
+// nil), leaving the others in their order.
+func (g *gateway) holderFirst(id string, cands []*backendRoute, owners []*modelRoute) {
+	h, ok := g.region.Recall(storedKey(id))
+	if !ok {
+		return
+	}
+	for i, b := range cands {
+		if b.urlHash == h {
+			copy(cands[1:i+1], cands[:i])
+			cands[0] = b
+			if owners != nil {
+				o := owners[i]
+				copy(owners[1:i+1], owners[:i])
+				owners[0] = o
+			}
+			return
+		}
+	}
+}
+
+// storedPhases are the phases of a request on a stored response by its id:
+// no model in a body, so the route is to where the id is held.
+var storedPhases = [...]phase{
+	(*gateway).authenticate, // 1
+	(*gateway).limitKey,     // 2
+	(*gateway).readRequest,  // 3 (a cancel may carry a body; usually none)
+	(*gateway).routeStored,  // 5 and 8
+	(*gateway).callUpstream, // 10
+}
+
+// routeStored makes the candidates of a request on the stored response
+// named in the path: every healthy backend of the models the key may use
+// (each server once), the one the shared map names first.
+func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
+	id := c.Param("id")
+	seen := map[uint64]bool{}
+	now := time.Now()
+	for _, m := range x.routes.order {
+		if !x.key.allows(m.name) || !m.serves(x.api) {
+			continue
+		}
+		for _, b := range m.backends {
+			if !seen[b.urlHash] && b.healthy(now) {
+				seen[b.urlHash] = true
+				x.candidates = append(x.candidates, b)
+				x.owners = append(x.owners, m)
+			}
+		}
+	}
+	if len(x.candidates) == 0 {
+		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
+			fmt.Sprintf("No backend that could hold response `%s` is healthy right now.", clip(id)))
+	}
+	g.holderFirst(id, x.candidates, x.owners)
+	x.model, x.pinned = x.owners[0], true
+	x.pieces = [][]byte{x.payload}
+	if len(x.payload) == 0 {
+		x.pieces = nil
+	}
+	return nil
+}
