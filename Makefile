@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzInspectAs$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
