@@ -28,6 +28,15 @@ func (b *backendRoute) healthy(now time.Time) bool {
 	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load() && (b.keys == nil || b.keys.UsableNow())
 }
 
+// probeAuth is the Authorization value b's health checks send: its
+// api_key_env, or one of its api_keys_env; "" without.
+func (b *backendRoute) probeAuth() string {
+	if b.keys != nil {
+		return b.keys.ProbeHeader()
+	}
+	return b.authHeader
+}
+
 // eject takes b out of rotation after a connection failure.
 func (b *backendRoute) eject(now time.Time) time.Duration {
 	n := b.failures.Add(1)
@@ -64,6 +73,10 @@ func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
 					defer cancel()
 					up := false
 					req, err := http.NewRequestWithContext(pctx, http.MethodGet, b.url+m.healthPath, nil)
+					if auth := b.probeAuth(); err == nil && auth != "" {
+						// A hosted API's health path (such as /v1/models) wants the key.
+						req.Header.Set("Authorization", auth)
+					}
 					if err == nil {
 						var res *http.Response
 						if res, err = client.Do(req); err == nil {

@@ -1,6 +1,10 @@
 package worker
 
 import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -23,6 +27,26 @@ func TestEjectionDoublesAndReturnsOnTime(t *testing.T) {
 		now = now.Add(want)
 		if !b.healthy(now) {
 			t.Fatalf("still out when its %v were up", want)
+		}
+	}
+}
+
+// A health check sends the backend's key: a hosted API's health path
+// (/v1/models) answers 401 without one, and the backend would never be up.
+func TestHealthCheckSendsBackendKey(t *testing.T) {
+	hosted := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer provider-key" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer hosted.Close()
+	for _, auth := range []string{"", "Bearer provider-key"} {
+		b := &backendRoute{url: hosted.URL, authHeader: auth}
+		m := &modelRoute{name: "m", healthPath: "/v1/models", healthInterval: time.Hour, backends: []*backendRoute{b}}
+		stop := checkHealth(&routeTable{order: []*modelRoute{m}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		stop()
+		if up := b.up.Load(); up != (auth != "") {
+			t.Errorf("with Authorization %q the backend is up=%v", auth, up)
 		}
 	}
 }

@@ -82,6 +82,22 @@ func (k *Key) usable(now, gen int64) bool {
 		now >= atomic.LoadInt64(k.cell.Scalar(shm.BackendKeyRestScalar))
 }
 
+// ProbeHeader is the Authorization value a health check sends: the first
+// key usable now, else the first key (a health check must reach a hosted
+// API's authenticated path, such as /v1/models, and counts for no key).
+func (s *Set) ProbeHeader() string {
+	if len(s.keys) == 0 {
+		return ""
+	}
+	now, gen := s.region.Now(), s.region.Generation()
+	for i := range s.keys {
+		if s.keys[i].usable(now, gen) {
+			return s.keys[i].header
+		}
+	}
+	return s.keys[0].header
+}
+
 // Pick returns the key to send the next request with, now being the region
 // clock (shm.Region.Now): the next usable key round robin, over the
 // requests of all workers. A key out of rotation or resting is skipped, and

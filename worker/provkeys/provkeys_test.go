@@ -243,3 +243,30 @@ func TestConcurrentPicksEven(t *testing.T) {
 		}
 	}
 }
+
+// A health check sends a usable key, counted for none; with every key
+// out, still the first (the probe must reach an authenticated path).
+func TestProbeHeader(t *testing.T) {
+	r, w1, _, _ := twoWorkers(t)
+	now := r.Now()
+	if got := w1.ProbeHeader(); got != "Bearer sk-a" {
+		t.Fatalf("probe header %q, want A's", got)
+	}
+	w1.Report(key(w1, "KEY_A"), http.StatusUnauthorized, "", now)
+	if got := w1.ProbeHeader(); got != "Bearer sk-b" {
+		t.Fatalf("probe header %q with A out, want B's", got)
+	}
+	w1.Report(key(w1, "KEY_B"), http.StatusUnauthorized, "", now)
+	w1.Report(key(w1, "KEY_C"), http.StatusForbidden, "", now)
+	if got := w1.ProbeHeader(); got != "Bearer sk-a" {
+		t.Fatalf("probe header %q with every key out, want the first", got)
+	}
+	for _, n := range names {
+		if c := scalar(key(w1, n), shm.BackendKeyRequestsScalar); c != 0 {
+			t.Errorf("%s counted %d requests for probes", n, c)
+		}
+	}
+	if New(r, nil, nil, nil, nil).ProbeHeader() != "" {
+		t.Error("a Set without keys gave a probe header")
+	}
+}
