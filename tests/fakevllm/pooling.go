@@ -123,14 +123,7 @@ func (s *Server) score(w http.ResponseWriter, req request, body []byte) []byte {
 		}
 		data[i] = scoreData{i, "score", fakeScore(q.Raw, d.Raw)}
 	}
-	return marshal(struct {
-		ID      string          `json:"id"`
-		Object  string          `json:"object"`
-		Created int64           `json:"created"`
-		Model   string          `json:"model"`
-		Data    []scoreData     `json:"data"`
-		Usage   json.RawMessage `json:"usage"`
-	}{"score-" + randomUUID(), "list", time.Now().Unix(), modelName(req), data, promptUsage(body)})
+	return listAnswer("score", req, data, body)
 }
 
 func (s *Server) rerank(w http.ResponseWriter, req request, body []byte) []byte {
@@ -235,14 +228,7 @@ func (s *Server) pooling(w http.ResponseWriter, req request, body []byte) []byte
 	for i := range data {
 		data[i] = item{i, "pooling", []float64{0.1, -0.2, 0.3, 0.05}}
 	}
-	return marshal(struct {
-		ID      string          `json:"id"`
-		Object  string          `json:"object"`
-		Created int64           `json:"created"`
-		Model   string          `json:"model"`
-		Data    []item          `json:"data"`
-		Usage   json.RawMessage `json:"usage"`
-	}{"pool-" + randomUUID(), "list", time.Now().Unix(), modelName(req), data, promptUsage(body)})
+	return listAnswer("pool", req, data, body)
 }
 
 func (s *Server) classify(w http.ResponseWriter, req request, body []byte) []byte {
@@ -266,12 +252,19 @@ func (s *Server) classify(w http.ResponseWriter, req request, body []byte) []byt
 		}
 		data[i] = item{i, label, []float64{p, 1 - p}, 2}
 	}
+	return listAnswer("classify", req, data, body)
+}
+
+// listAnswer is the list envelope vLLM's score, pooling and classify
+// answers share: id (prefix-uuid), object "list", created, model, data,
+// usage.
+func listAnswer(prefix string, req request, data any, body []byte) []byte {
 	return marshal(struct {
 		ID      string          `json:"id"`
 		Object  string          `json:"object"`
 		Created int64           `json:"created"`
 		Model   string          `json:"model"`
-		Data    []item          `json:"data"`
+		Data    any             `json:"data"`
 		Usage   json.RawMessage `json:"usage"`
-	}{"classify-" + randomUUID(), "list", time.Now().Unix(), modelName(req), data, promptUsage(body)})
+	}{prefix + "-" + randomUUID(), "list", time.Now().Unix(), modelName(req), data, promptUsage(body)})
 }
