@@ -282,12 +282,8 @@ func messagesUsage(u gjson.Result) Usage {
 
 func inspectResponses(event []byte) Event {
 	var ev Event
-	data := dataOf(event)
-	if len(data) == 0 {
-		return ev
-	}
-	if bytes.Equal(data, []byte("[DONE]")) { // not vLLM's, but an end all the same
-		ev.Done = true
+	data, last := readData(event, &ev)
+	if last {
 		return ev
 	}
 	typ := typeOf(event, data)
@@ -324,12 +320,8 @@ func inspectResponses(event []byte) Event {
 
 func inspectMessages(event []byte) Event {
 	var ev Event
-	data := dataOf(event)
-	if len(data) == 0 {
-		return ev
-	}
-	if bytes.Equal(data, []byte("[DONE]")) {
-		ev.Done = true
+	data, last := readData(event, &ev)
+	if last {
 		return ev
 	}
 	switch string(typeOf(event, data)) {

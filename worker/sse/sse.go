@@ -144,12 +144,8 @@ type Event struct {
 // side by side, with eventEnd's fix.
 func Inspect(event []byte) Event {
 	var ev Event
-	data := dataOf(event)
-	if len(data) == 0 {
-		return ev
-	}
-	if bytes.Equal(data, []byte("[DONE]")) {
-		ev.Done = true
+	data, last := readData(event, &ev)
+	if last {
 		return ev
 	}
 	usageAt := -1
@@ -219,6 +215,17 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// readData returns an event's data, and last when there is nothing more to
+// read in it: no data, or "[DONE]" (ev.Done is then set).
+func readData(event []byte, ev *Event) (data []byte, last bool) {
+	data = dataOf(event)
+	if bytes.Equal(data, []byte("[DONE]")) { // in formats other than Chat not vLLM's, but an end all the same
+		ev.Done = true
+		return data, true
+	}
+	return data, len(data) == 0
 }
 
 // dataOf returns the payload of an event's data line(s), joined as one
