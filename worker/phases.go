@@ -318,7 +318,7 @@ func (g *gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 
 // 6. token limit: tokens reserved until the response ends.
 func (g *gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	return g.admitTokens(c, x.adm, x.model, &x.scan)
+	return g.admitTokens(c, x.adm, x.model, &x.scan, x.api.generates())
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between
