@@ -725,3 +725,31 @@ func TestResponsesStreamBroken(t *testing.T) {
 		t.Errorf("openai-go saw no error event: %+v (stream err %v)", got, stream.Err())
 	}
 }
+
+// The backend holding a response fails for a while (503): a request on
+// the response asks the others, which do not have it — and the client is
+// told the response is unavailable (503, try again), not that it does not
+// exist (their 404). Once the holder is back, it is served there at once.
+func TestResponsesHolderFailing(t *testing.T) {
+	g, bes := respGateway(t, 3, fakevllm.Options{Tokens: 2}, "affinity: none", "")
+	res, out := postResp(t, g, respBody(nil), nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", res.StatusCode, out)
+	}
+	id := responseID(t, out)
+	holder := bes[holders(bes, id)[0]]
+	holder.SetFailStatus(503)
+	res, out = postResp(t, g, respBody(map[string]any{"previous_response_id": id}), nil)
+	checkError(t, "follow-up while its holder fails", res.StatusCode, out, 503, "stored_response_unavailable", "try again")
+	if l := g.usageLineFor(t, res.Header.Get("X-Request-Id")); l["attempts"] != 3.0 || l["backends_tried"].([]any)[0] != holder.URL() {
+		t.Errorf("follow-up while its holder fails: usage line %v", l)
+	}
+	res, out = byIDRequest(t, g, http.MethodGet, keyAll, id, "")
+	checkError(t, "GET while its holder fails", res.StatusCode, out, 503, "stored_response_unavailable", "try again")
+
+	holder.SetFailStatus(0)
+	res, out = postResp(t, g, respBody(map[string]any{"previous_response_id": id}), nil)
+	if l := g.usageLineFor(t, res.Header.Get("X-Request-Id")); res.StatusCode != 200 || l["attempts"] != 1.0 {
+		t.Errorf("follow-up once the holder is back: %d %s; usage line %v", res.StatusCode, out, l)
+	}
+}
