@@ -753,3 +753,24 @@ func TestResponsesHolderFailing(t *testing.T) {
 		t.Errorf("follow-up once the holder is back: %d %s; usage line %v", res.StatusCode, out, l)
 	}
 }
+
+// An answer too large to hold (past 1 MiB, relayed as it arrives) is
+// remembered and billed like any other: its follow-ups go to its holder
+// at once, and its usage line has its tokens.
+func TestResponsesLargeAnswer(t *testing.T) {
+	g, _ := respGateway(t, 3, fakevllm.Options{}, "affinity: none", "")
+	res, out := postResp(t, g, respBody(nil), map[string]string{"X-Fake-Tokens": "300000"})
+	if res.StatusCode != 200 || len(out) < 1<<20 {
+		t.Fatalf("large answer: %d, %d bytes", res.StatusCode, len(out))
+	}
+	id := responseID(t, out)
+	if l := g.usageLineFor(t, res.Header.Get("X-Request-Id")); l["completion_tokens"] != 300000.0 || l["finish_reason"] != "completed" {
+		t.Errorf("large answer's usage line: %v", l)
+	}
+	for i := 0; i < 6; i++ {
+		res, out := postResp(t, g, respBody(map[string]any{"previous_response_id": id, "store": false}), nil)
+		if l := g.usageLineFor(t, res.Header.Get("X-Request-Id")); res.StatusCode != 200 || l["attempts"] != 1.0 {
+			t.Fatalf("follow-up of a large answer: %d %.200s; usage line %v", res.StatusCode, out, l)
+		}
+	}
+}
