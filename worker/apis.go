@@ -75,6 +75,15 @@ var apis = []*apiSpec{
 	{name: "classify", paths: []string{"/classify"}, fields: reqscan.PoolingFields},
 }
 
+// generates reports whether the API's requests generate output: those
+// with an output limit in their body (max_tokens and the like). A token
+// limit reserves default_max_tokens for one that sets none; an API that
+// generates nothing (rerank, score, tokenize, pooling, count_tokens…)
+// reserves only its prompt.
+func (a *apiSpec) generates() bool {
+	return a.fields&(reqscan.FieldMaxTokens|reqscan.FieldMaxCompletionTokens|reqscan.FieldMaxOutputTokens) != 0
+}
+
 // register adds the routes of every API to h.
 func (g *gateway) register(h *server.Hertz) {
 	for _, a := range apis {

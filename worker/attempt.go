@@ -117,11 +117,21 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
 		triesLeft:  n < m.retries,
 		holderLeft: x.pinned && n+1 < len(x.candidates),
+		holderDown: x.holderDown,
 		othersUp:   err != nil && anyHealthy(x.candidates, b, time.Now()),
 	})
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil
+	}
+	if x.pinned && o.retry && (res == nil || res.StatusCode != http.StatusNotFound) {
+		// This candidate failed without saying it lacks the stored
+		// response: it may be its holder, and the others' 404 must not
+		// be the client's answer.
+		x.holderDown = http.StatusBadGateway
+		if res != nil {
+			x.holderDown = res.StatusCode
+		}
 	}
 	if res != nil {
 		res.Body.Close()
@@ -156,6 +166,7 @@ type attemptResult struct {
 	firstToken bool           // first_token_deadline passed before the stream's first bytes
 	triesLeft  bool           // the model's retries allow another attempt
 	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
+	holderDown int            // a candidate asked before failed otherwise than with a 404 (its status; 502: no answer): it may hold the stored response
 	othersUp   bool           // another candidate is in rotation (read only when the attempt failed)
 }
 
@@ -192,7 +203,10 @@ type outcome struct {
 //     last, without an ejection; else 502.
 //   - A 404 to a request that needs a stored response (recall.go): the
 //     next candidate may hold it, beyond retries, until all were asked;
-//     no ejection. The last 404 goes to the client.
+//     no ejection. The last 404 goes to the client — unless a candidate
+//     failed otherwise (429, 5xx, no answer): it may be the holder, so
+//     the client gets that status (stored_response_unavailable), which
+//     says to try again, not that the response does not exist.
 //   - An answer of 429 or 5xx (retryableStatus): retried while retries
 //     last, else relayed as the backend gave it.
 //   - Any other answer goes to the client.
@@ -223,6 +237,9 @@ func classify(x *exchange, r attemptResult) outcome {
 			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
 	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
 		return outcome{retry: true}
+	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
+		return outcome{fail: errUpstream(r.holderDown, "stored_response_unavailable",
+			fmt.Sprintf("The backend that may hold the stored response failed (%d) and no other holds it; try again later.", r.holderDown))}
 	case retryableStatus(r.res.StatusCode) && r.triesLeft:
 		return outcome{retry: true}
 	}

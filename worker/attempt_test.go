@@ -31,6 +31,9 @@ func TestClassify(t *testing.T) {
 		{"client gone", attemptResult{err: refused, clientGone: true, triesLeft: true, othersUp: up}, outcome{}, "client_closed"},
 		{"gateway timeout: not retried, no ejection", attemptResult{err: refused, timeout: errTotalTimeout, triesLeft: true, othersUp: up}, outcome{}, "upstream_timeout"},
 		{"first token: retried beyond retries", attemptResult{err: errFirstToken, firstToken: true, othersUp: up}, outcome{retry: true, firstTokenRetry: true}, ""},
+		{"stored response: 404, another may hold it", attemptResult{res: answer(404), holderLeft: true, othersUp: up}, outcome{retry: true}, ""},
+		{"stored response: last 404 relayed", attemptResult{res: answer(404), triesLeft: true, othersUp: up}, outcome{answer: true}, ""},
+		{"stored response: last 404 after a failed candidate", attemptResult{res: answer(404), holderDown: 503, othersUp: up}, outcome{}, "stored_response_unavailable"},
 		{"stream ended before its first byte", attemptResult{err: errReadFirst, triesLeft: true, othersUp: up}, outcome{}, "upstream_failed"},
 	}
 	for _, tc := range cases {

@@ -100,20 +100,24 @@ func (g *gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission, *a
 // request may use: max_tokens/max_completion_tokens (else the model's
 // default_max_tokens) plus prompt bytes / 4, reserved until the answer
 // reports the real count. A request refused here is given back to the
-// requests limit; its concurrency place goes back when it ends.
-func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute, scan *reqscan.Request) *apiError {
+// requests limit; its concurrency place goes back when it ends. An API
+// that generates nothing (generates false: rerank, score, tokenize,
+// pooling… — no output limit in its request) reserves its prompt alone.
+func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute, scan *reqscan.Request, generates bool) *apiError {
 	if a.tpm == 0 {
 		return nil
 	}
 	key, cell, tpm := a.key, a.key.cell, a.tpm
 	want := scan.MaxTokens
-	if want <= 0 {
+	if want <= 0 && generates {
 		want = m.defaultMaxTokens
 	}
 	// Saturating: max_tokens may be as large as the client likes (it is
 	// read saturated at MaxInt64); a sum that wrapped would go negative
 	// and pass every limit.
-	want = satAdd(want, int64(scan.PromptBytes/promptBytesPerToken))
+	// At least one: a reservation of none would not be settled against
+	// the usage reported (release).
+	want = max(satAdd(want, int64(scan.PromptBytes/promptBytesPerToken)), 1)
 	perToken := max(minute/tpm, 1)
 	window := perToken * tpm
 	if want > tpm { // checked before want*perToken, which could overflow

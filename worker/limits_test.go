@@ -52,7 +52,7 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admitTokens(c, a, m, scan); err != nil {
+	if err := g.admitTokens(c, a, m, scan, true); err != nil {
 		a.release(0, false)
 		return nil, err
 	}

@@ -146,8 +146,11 @@ type exchange struct {
 	owners []*modelRoute
 	// pinned: the request needs the one backend that holds a stored
 	// response; each attempt asks one candidate, the next after a 404.
-	pinned  bool
-	backend *backendRoute // the backend whose answer goes to the client
+	pinned bool
+	// holderDown: of a pinned request, the status of a candidate that
+	// failed otherwise than with a 404 (502: no answer), 0 if none did.
+	holderDown int
+	backend    *backendRoute // the backend whose answer goes to the client
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -318,7 +321,7 @@ func (g *gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 
 // 6. token limit: tokens reserved until the response ends.
 func (g *gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	return g.admitTokens(c, x.adm, x.model, &x.scan)
+	return g.admitTokens(c, x.adm, x.model, &x.scan, x.api.generates())
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between

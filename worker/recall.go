@@ -75,10 +75,12 @@ func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 	id := c.Param("id")
 	seen := map[uint64]bool{}
 	now := time.Now()
+	eligible := false
 	for _, m := range x.routes.order {
 		if !x.key.allows(m.name) || !m.serves(x.api) {
 			continue
 		}
+		eligible = true
 		for _, b := range m.backends {
 			if !seen[b.urlHash] && b.healthy(now) {
 				seen[b.urlHash] = true
@@ -86,6 +88,15 @@ func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 				x.owners = append(x.owners, m)
 			}
 		}
+	}
+	if !eligible {
+		// No model the key may use serves Responses: no backend could
+		// hold the response for this key (not a health problem: a 503
+		// would invite retries that can never succeed).
+		e := errInvalid(http.StatusNotFound, "response_not_found",
+			fmt.Sprintf("Response with id '%s' not found.", clip(id)))
+		e.param = "response_id"
+		return e
 	}
 	if len(x.candidates) == 0 {
 		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
