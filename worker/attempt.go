@@ -347,8 +347,17 @@ func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRou
 			return nil, errNoProviderKey
 		}
 		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces)
-		if err != nil || !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+		if err != nil {
 			return res, err
+		}
+		if !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+			// Served; or refused with no key left. The provider's 401 or
+			// 403 is about its key, not the client's: never relayed.
+			if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+				res.Body.Close()
+				return nil, errNoProviderKey
+			}
+			return res, nil
 		}
 		if !b.keys.UsableNow() {
 			if res.StatusCode == http.StatusTooManyRequests {
