@@ -109,6 +109,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	if res != nil {
 		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 	}
+	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
 	o := classify(x, attemptResult{
 		err:        err,
 		res:        res,
@@ -117,7 +118,8 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
 		triesLeft:  n < m.retries,
 		holderLeft: x.pinned && n+1 < len(x.candidates),
-		othersUp:   err != nil && anyHealthy(x.candidates, b, time.Now()),
+		keysOut:    keysOut,
+		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
 	})
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
@@ -156,7 +158,8 @@ type attemptResult struct {
 	firstToken bool           // first_token_deadline passed before the stream's first bytes
 	triesLeft  bool           // the model's retries allow another attempt
 	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
-	othersUp   bool           // another candidate is in rotation (read only when the attempt failed)
+	keysOut    bool           // the backend answered, and has no provider key usable now (its last one was rate limited)
+	othersUp   bool           // another candidate is in rotation (read only when the attempt failed, or keysOut)
 }
 
 // outcome is what an attempt's result means. answer: the backend's
@@ -194,7 +197,10 @@ type outcome struct {
 //     next candidate may hold it, beyond retries, until all were asked;
 //     no ejection. The last 404 goes to the client.
 //   - An answer of 429 or 5xx (retryableStatus): retried while retries
-//     last, else relayed as the backend gave it.
+//     last, else relayed as the backend gave it. From a backend left
+//     without a usable provider key (a last 429), only on another
+//     candidate in rotation: the same backend is out of candidacy, and
+//     the retry would wait in the queue until its keys' rest ends.
 //   - Any other answer goes to the client.
 func classify(x *exchange, r attemptResult) outcome {
 	switch {
@@ -223,7 +229,7 @@ func classify(x *exchange, r attemptResult) outcome {
 			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
 	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
 		return outcome{retry: true}
-	case retryableStatus(r.res.StatusCode) && r.triesLeft:
+	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
 		return outcome{retry: true}
 	}
 	return outcome{answer: true}
