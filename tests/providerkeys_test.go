@@ -295,3 +295,30 @@ func TestProviderKeysAllRejectedNextBackend(t *testing.T) {
 	}
 	noKeyValueLogged(t, g)
 }
+
+// Every key rate limited, one backend: the provider's last 429 goes to
+// the client at once, with the provider's Retry-After — not retried on the
+// same backend, which, its keys all resting, is out of candidacy: that
+// retry waited in the queue for the whole queue timeout, then 503.
+func TestProviderKeysAllRateLimited(t *testing.T) {
+	g, be := providerGateway(t, [3]int{200, 200, 200})
+	for _, v := range provKeyValues {
+		be.SetKeyAnswer(v, 429, "30")
+	}
+	client := anthropicXAPIKey(g, keyAll, nil)
+	_, err := client.Messages.New(context.Background(), messageParams("m", 10, "hello"))
+	e := anthropicError(t, "every key rate limited", err, 429, "rate_limit_error")
+	if ra := e.Response.Header.Get("Retry-After"); ra != "30" {
+		t.Errorf("Retry-After %q, want the provider's 30", ra)
+	}
+	for i, v := range provKeyValues {
+		if n := be.KeyRequests(v); n != 1 {
+			t.Errorf("%s sent %d times, want once", provKeyNames[i], n)
+		}
+	}
+	l := g.usageLineFor(t, e.Response.Header.Get("X-Request-Id"))
+	if l["status"] != 429.0 || l["attempts"] != 1.0 || l["queued"] != false {
+		t.Errorf("usage line: %v", l)
+	}
+	noKeyValueLogged(t, g)
+}
