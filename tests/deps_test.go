@@ -35,3 +35,19 @@ func TestDependencyDirection(t *testing.T) {
 		}
 	}
 }
+
+// The SDKs the integration tests drive the gateway with are test clients:
+// the shipped binary never links them.
+func TestBinaryLinksNoTestClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../cmd/sluice").Output()
+	if err != nil {
+		t.Fatalf("go list cmd/sluice: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, sdk := range []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go"} {
+			if strings.HasPrefix(dep, sdk) {
+				t.Errorf("the binary depends on %s", dep)
+			}
+		}
+	}
+}

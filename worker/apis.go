@@ -44,6 +44,12 @@ type apiSpec struct {
 	byID bool
 	// methods of paths; none: POST.
 	methods []string
+	// unbilled: the answer is no generation and reports no usage
+	// (count_tokens, tokenize, detokenize): a key's tokens_per_minute
+	// reserves nothing for it
+	// (a reservation of default_max_tokens would have no usage to be
+	// settled against, and stand).
+	unbilled bool
 }
 
 // apis are the APIs the gateway proxies, in the order their routes are
@@ -66,11 +72,12 @@ var apis = []*apiSpec{
 	// bills nothing.
 	{name: "count_tokens", paths: []string{"/v1/messages/count_tokens"},
 		fields: reqscan.MessagesFields &^ (reqscan.FieldStream | reqscan.FieldMaxTokens),
-		format: sse.Messages, errors: anthropicErrors, xAPIKey: true},
+		format: sse.Messages, errors: anthropicErrors, xAPIKey: true, unbilled: true},
 	{name: "rerank", paths: []string{"/v1/rerank", "/rerank", "/v2/rerank"}, fields: reqscan.PoolingFields},
 	{name: "score", paths: []string{"/v1/score", "/score"}, fields: reqscan.PoolingFields},
-	{name: "tokenize", paths: []string{"/tokenize"}, fields: reqscan.PoolingFields},
-	{name: "detokenize", paths: []string{"/detokenize"}, fields: reqscan.PoolingFields},
+	// tokenize and detokenize generate nothing and report no usage.
+	{name: "tokenize", paths: []string{"/tokenize"}, fields: reqscan.PoolingFields, unbilled: true},
+	{name: "detokenize", paths: []string{"/detokenize"}, fields: reqscan.PoolingFields, unbilled: true},
 	{name: "pooling", paths: []string{"/pooling"}, fields: reqscan.PoolingFields},
 	{name: "classify", paths: []string{"/classify"}, fields: reqscan.PoolingFields},
 }

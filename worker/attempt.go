@@ -109,6 +109,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	if res != nil {
 		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 	}
+	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
 	o := classify(x, attemptResult{
 		err:        err,
 		res:        res,
@@ -118,7 +119,8 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		triesLeft:  n < m.retries,
 		holderLeft: x.pinned && n+1 < len(x.candidates),
 		holderDown: x.holderDown,
-		othersUp:   err != nil && anyHealthy(x.candidates, b, time.Now()),
+		keysOut:    keysOut,
+		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
 	})
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
@@ -167,7 +169,8 @@ type attemptResult struct {
 	triesLeft  bool           // the model's retries allow another attempt
 	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
 	holderDown int            // a candidate asked before failed otherwise than with a 404 (its status; 502: no answer): it may hold the stored response
-	othersUp   bool           // another candidate is in rotation (read only when the attempt failed)
+	keysOut    bool           // the backend answered, and has no provider key usable now (its last one was rate limited)
+	othersUp   bool           // another candidate is in rotation (read only when the attempt failed, or keysOut)
 }
 
 // outcome is what an attempt's result means. answer: the backend's
@@ -208,7 +211,10 @@ type outcome struct {
 //     the client gets that status (stored_response_unavailable), which
 //     says to try again, not that the response does not exist.
 //   - An answer of 429 or 5xx (retryableStatus): retried while retries
-//     last, else relayed as the backend gave it.
+//     last, else relayed as the backend gave it. From a backend left
+//     without a usable provider key (a last 429), only on another
+//     candidate in rotation: the same backend is out of candidacy, and
+//     the retry would wait in the queue until its keys' rest ends.
 //   - Any other answer goes to the client.
 func classify(x *exchange, r attemptResult) outcome {
 	switch {
@@ -240,7 +246,7 @@ func classify(x *exchange, r attemptResult) outcome {
 	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
 		return outcome{fail: errUpstream(r.holderDown, "stored_response_unavailable",
 			fmt.Sprintf("The backend that may hold the stored response failed (%d) and no other holds it; try again later.", r.holderDown))}
-	case retryableStatus(r.res.StatusCode) && r.triesLeft:
+	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
 		return outcome{retry: true}
 	}
 	return outcome{answer: true}
@@ -364,8 +370,17 @@ func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRou
 			return nil, errNoProviderKey
 		}
 		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces)
-		if err != nil || !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+		if err != nil {
 			return res, err
+		}
+		if !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+			// Served; or refused with no key left. The provider's 401 or
+			// 403 is about its key, not the client's: never relayed.
+			if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+				res.Body.Close()
+				return nil, errNoProviderKey
+			}
+			return res, nil
 		}
 		if !b.keys.UsableNow() {
 			if res.StatusCode == http.StatusTooManyRequests {

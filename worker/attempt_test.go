@@ -25,6 +25,8 @@ func TestClassify(t *testing.T) {
 		{"503 retried", attemptResult{res: answer(503), triesLeft: true, othersUp: up}, outcome{retry: true}, ""},
 		{"429 retried", attemptResult{res: answer(429), triesLeft: true, othersUp: up}, outcome{retry: true}, ""},
 		{"503 relayed when no retry is left", attemptResult{res: answer(503), othersUp: up}, outcome{answer: true}, ""},
+		{"429, no provider key left: next backend", attemptResult{res: answer(429), triesLeft: true, keysOut: true, othersUp: up}, outcome{retry: true}, ""},
+		{"429, no provider key left, none other: relayed", attemptResult{res: answer(429), triesLeft: true, keysOut: true, othersUp: down}, outcome{answer: true}, ""},
 		{"unreachable: eject and retry", attemptResult{err: refused, triesLeft: true, othersUp: up}, outcome{retry: true, eject: true}, ""},
 		{"unreachable, none in rotation", attemptResult{err: refused, triesLeft: true, othersUp: down}, outcome{eject: true}, "upstream_unreachable"},
 		{"unreachable, no retry left", attemptResult{err: refused, othersUp: up}, outcome{eject: true}, "upstream_unreachable"},

@@ -321,6 +321,9 @@ func (g *gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 
 // 6. token limit: tokens reserved until the response ends.
 func (g *gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
+	if x.api.unbilled {
+		return nil
+	}
 	return g.admitTokens(c, x.adm, x.model, &x.scan, x.api.generates())
 }
 
