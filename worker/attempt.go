@@ -74,7 +74,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		b = order[0]
 	} else {
 		var e *apiError
-		if b, e = g.takeSlot(ctx, m, order, rec); e != nil {
+		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned); e != nil {
 			return true, e
 		}
 		release = func() { g.queues.releaseSlot(m, b) }

@@ -50,6 +50,15 @@ type localQueue struct {
 	cell    *shm.Cell
 	mu      sync.Mutex
 	waiters []*waiter
+	// pinned are the waiters that need one backend and no other (a stored
+	// response's holder): outside the arrival order, so that one waiting
+	// for its busy holder does not hold back the waiters behind it that
+	// other backends could serve now. They count in the queue's depth and
+	// take a slot of their backend as soon as the dispatcher finds one
+	// free — this worker's at once (releaseSlot kicks it), another's at
+	// its next safety tick.
+	pinned  []*waiter
+	pinnedN atomic.Int32 // len(pinned), read without the lock
 }
 
 // waiter is a request waiting for a slot.
@@ -83,7 +92,7 @@ func (q *queues) prune(rt *routeTable) {
 			continue
 		}
 		lq.mu.Lock()
-		idle := len(lq.waiters) == 0
+		idle := len(lq.waiters) == 0 && len(lq.pinned) == 0
 		lq.mu.Unlock()
 		if idle {
 			delete(q.byName, name)
@@ -154,6 +163,17 @@ func (q *queues) run(ctx context.Context) {
 func (lq *localQueue) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
+	for i := 0; i < len(lq.pinned); {
+		p := lq.pinned[i]
+		b := lq.q.trySlot(p.cands)
+		if b == nil {
+			i++
+			continue
+		}
+		p.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
+		lq.removePinned(i)
+		p.got <- b
+	}
 	for len(lq.waiters) > 0 {
 		head := lq.waiters[0]
 		if oldest, at := lq.cell.MinMark(); oldest < head.ticket {
@@ -187,10 +207,26 @@ func (lq *localQueue) remove(i int) {
 	}
 }
 
-// enqueue adds a waiter that already holds a queue place.
-func (lq *localQueue) enqueue(cands []*backendRoute) *waiter {
+// removePinned takes pinned waiter i out (lq.mu held), giving back its
+// queue place.
+func (lq *localQueue) removePinned(i int) {
+	lq.pinned = append(lq.pinned[:i], lq.pinned[i+1:]...)
+	lq.pinnedN.Store(int32(len(lq.pinned)))
+	lq.cell.Release(lq.q.col)
+}
+
+// enqueue adds a waiter that already holds a queue place: in ticket order,
+// or with pinned among the pinned waiters.
+func (lq *localQueue) enqueue(cands []*backendRoute, pinned bool) *waiter {
 	w := &waiter{cands: cands, got: make(chan *backendRoute, 1)}
 	lq.mu.Lock()
+	if pinned {
+		lq.pinned = append(lq.pinned, w)
+		lq.pinnedN.Store(int32(len(lq.pinned)))
+		lq.mu.Unlock()
+		lq.q.wake(lq.q.col)
+		return w
+	}
 	// The ticket is taken under the lock so local order is ticket order.
 	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
 	lq.waiters = append(lq.waiters, w)
@@ -210,6 +246,12 @@ func (lq *localQueue) leave(w *waiter) *backendRoute {
 	for i, x := range lq.waiters {
 		if x == w {
 			lq.remove(i)
+			return nil
+		}
+	}
+	for i, x := range lq.pinned {
+		if x == w {
+			lq.removePinned(i)
 			return nil
 		}
 	}
@@ -237,6 +279,9 @@ func (q *queues) releaseSlot(m *modelRoute, b *backendRoute) {
 	b.cell.Release(q.col)
 	atomic.StoreInt64(b.cell.Scalar(shm.LastRelease), q.region.Now())
 	q.wakeOldest(m.queue.cell)
+	if m.queue.pinnedN.Load() > 0 {
+		q.wake(q.col) // this worker's pinned waiters, outside the marks
+	}
 	// The server's load counts the requests of every model that lists it:
 	// their waiters may take this slot too (else they wait for the tick).
 	for _, qc := range b.siblingQueues {
@@ -256,11 +301,17 @@ func (q *queues) wakeOldest(qc *shm.Cell) {
 
 // takeSlot returns a backend from cands whose slot this request now holds:
 // at once when nobody waits and one is free, else after waiting in the
-// model's queue. Whoever gets a slot must give it back with releaseSlot.
-func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord) (*backendRoute, *apiError) {
+// model's queue. pinned: cands is the one backend the request needs (a
+// stored response's holder); it waits outside the arrival order (see
+// localQueue.pinned). Whoever gets a slot must give it back with
+// releaseSlot.
+func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool) (*backendRoute, *apiError) {
 	lq := m.queue
-	// Newcomers do not overtake: while anyone waits, they queue too.
-	if lq.cell.Total() == 0 {
+	// Newcomers do not overtake: while anyone waits, they queue too. A
+	// pinned request tries its one backend at once all the same: a slot
+	// freed there goes to a waiter that can use it as soon as the
+	// dispatcher runs, so one still free is seldom anyone else's.
+	if pinned || lq.cell.Total() == 0 {
 		if b := g.queues.trySlot(cands); b != nil {
 			return b, nil
 		}
@@ -271,7 +322,7 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 			retryAfter: "1", source: sourceGateway}
 	}
 	began := time.Now()
-	w := lq.enqueue(append([]*backendRoute(nil), cands...))
+	w := lq.enqueue(append([]*backendRoute(nil), cands...), pinned)
 	timer := time.NewTimer(m.queueTimeout)
 	defer timer.Stop()
 	var b *backendRoute

@@ -86,7 +86,7 @@ func (r *queueRig) take(col int) (c <-chan taken, leave context.CancelFunc) {
 	r.running.Add(1)
 	go func() {
 		defer r.running.Done()
-		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{})
+		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, false)
 		out <- taken{b, err}
 	}()
 	return out, cancel
@@ -271,4 +271,62 @@ func TestQueueWakeUpPassedOn(t *testing.T) {
 	}
 	r.model[1].queue.dispatch()
 	r.served(d, "the waiter after the one that left")
+}
+
+// A request that needs one backend (a stored response's holder) and waits
+// for it does not hold back the requests behind it that another backend
+// can serve now; it gets its backend's slot once one is freed.
+func TestPinnedWaiterDoesNotBlockTheQueue(t *testing.T) {
+	r := newQueueRig(t, 1)
+	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, m, holder := r.gw[0], r.model[0], r.be[0]
+	other := &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	other.up.Store(true)
+	m.backends = []*backendRoute{holder, other}
+	go g.queues.run(t.Context())
+
+	ctx := t.Context()
+	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, false); b != holder {
+		t.Fatalf("the holder's one slot was not given at once: %v", e)
+	}
+	pinned := make(chan *backendRoute, 1)
+	go func() {
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, true)
+		pinned <- b
+	}()
+	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
+	// Someone waits: a newcomer queues, and must be served by the free backend.
+	got := make(chan *backendRoute, 1)
+	go func() {
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usageRecord{}, false)
+		got <- b
+	}()
+	select {
+	case b := <-got:
+		if b != other {
+			t.Fatalf("the newcomer got %v, want the free backend", b)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the newcomer waited behind the pinned request while a backend was free")
+	}
+	select {
+	case b := <-pinned:
+		t.Fatalf("the pinned request got %v while its holder was busy", b)
+	default:
+	}
+	g.queues.releaseSlot(m, holder)
+	select {
+	case b := <-pinned:
+		if b != holder {
+			t.Fatalf("the pinned request got %v, want its holder", b)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the pinned request did not get its holder's freed slot")
+	}
+	if d := r.qcell.Total(); d != 0 {
+		t.Fatalf("queue depth %d after everyone was served", d)
+	}
 }
