@@ -403,7 +403,7 @@ var errNoProviderKey = errors.New("no provider key usable")
 func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, body [][]byte) (*http.Response, error) {
 	hdr := headerPool.Get().(*[]byte)
 	defer headerPool.Put(hdr)
-	h := appendRequestHeaders((*hdr)[:0], c)
+	h := appendRequestHeaders((*hdr)[:0], c, auth != "")
 	if auth != "" {
 		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}

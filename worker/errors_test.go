@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/worker/sse"
 )
@@ -79,6 +81,37 @@ func TestAPINamesMatchConfig(t *testing.T) {
 	for _, n := range config.APIs {
 		if !seen[n] {
 			t.Errorf("config.APIs names %q, which no API description has", n)
+		}
+	}
+}
+
+// The client's credentials and the headers that qualify a key never reach
+// a backend the gateway sends its own key to; other headers do.
+func TestForwardedHeaders(t *testing.T) {
+	c := app.NewContext(0)
+	for k, v := range map[string]string{
+		"Authorization": "Bearer client", "X-Api-Key": "client", "Cookie": "a=b",
+		"OpenAI-Organization": "org-bogus", "OpenAI-Project": "proj", "Api-Key": "azure",
+		"Anthropic-Version": "2023-06-01", "X-Fake-Tokens": "3",
+	} {
+		c.Request.Header.Set(k, v)
+	}
+	for _, own := range []bool{false, true} {
+		got := string(appendRequestHeaders(nil, c, own))
+		for _, never := range []string{"client", "a=b"} {
+			if strings.Contains(got, never) {
+				t.Errorf("ownKey %v: forwarded %q:\n%s", own, never, got)
+			}
+		}
+		for _, scoped := range []string{"org-bogus", "proj", "azure"} {
+			if strings.Contains(got, scoped) == own {
+				t.Errorf("ownKey %v: %q forwarded %v:\n%s", own, scoped, !own, got)
+			}
+		}
+		for _, kept := range []string{"Anthropic-Version: 2023-06-01", "X-Fake-Tokens: 3"} {
+			if !strings.Contains(got, kept) {
+				t.Errorf("ownKey %v: %q not forwarded:\n%s", own, kept, got)
+			}
 		}
 	}
 }

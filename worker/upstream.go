@@ -45,14 +45,27 @@ var neverForward = map[string]bool{
 	"Cookie":        true,
 }
 
+// scopedToKey are the headers that qualify the credentials a request is
+// sent with (OpenAI's organization and project, Azure's api-key). When the
+// gateway sends its own key (api_key_env, api_keys_env), the client's must
+// not reach the provider: a wrong organization gets the gateway's key a
+// 401, and with api_keys_env one request would take every key out of
+// rotation.
+var scopedToKey = map[string]bool{
+	"Openai-Organization": true,
+	"Openai-Project":      true,
+	"Api-Key":             true,
+}
+
 // appendRequestHeaders appends, as header lines, the client's headers that
-// may travel upstream. hertz hands the names over in canonical form
+// may travel upstream; with ownKey (the gateway sends its own key), not
+// those scopedToKey. hertz hands the names over in canonical form
 // ("Content-Type"), which is how the maps above spell them; a lookup with
 // string(k) does not allocate.
-func appendRequestHeaders(b []byte, c *app.RequestContext) []byte {
+func appendRequestHeaders(b []byte, c *app.RequestContext, ownKey bool) []byte {
 	conn := c.Request.Header.Peek("Connection")
 	c.Request.Header.VisitAll(func(k, v []byte) {
-		if hopByHop[string(k)] || neverForward[string(k)] || listsToken(conn, k) {
+		if hopByHop[string(k)] || neverForward[string(k)] || listsToken(conn, k) || ownKey && scopedToKey[string(k)] {
 			return
 		}
 		b = append(b, k...)

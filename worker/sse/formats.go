@@ -198,7 +198,10 @@ func finishOf(status, reason string) string {
 // Merge folds v, an event's usage, into u, the running usage of a response:
 // each count v reports replaces u's; Total, when v reports none, becomes
 // Prompt+Completion. A v that found no usage changes nothing; after one
-// that did, u.Found is true. For a Chat usage event, which reports every
+// that reported the completion's size, u.Found is true — not before, since
+// Found is what lets a usage settle a token reservation: a Messages stream
+// the client leaves after message_start (input tokens, and a placeholder
+// output count) must not settle it at zero output. For a Chat usage event, which reports every
 // count, u ends equal to v: merging and replacing are the same. Messages'
 // two usage events (message_start, message_delta) merge to the full usage.
 func (u *Usage) Merge(v Usage) {
@@ -210,6 +213,7 @@ func (u *Usage) Merge(v Usage) {
 	}
 	if v.missing&missCompletion == 0 {
 		u.Completion = v.Completion
+		u.Found = true
 	}
 	if v.missing&missCached == 0 {
 		u.Cached = v.Cached
@@ -219,7 +223,7 @@ func (u *Usage) Merge(v Usage) {
 	} else {
 		u.Total = u.Prompt + u.Completion
 	}
-	u.Found, u.missing = true, 0
+	u.missing = 0
 }
 
 // Usage.missing bits.
@@ -330,6 +334,9 @@ func inspectMessages(event []byte) Event {
 	case "message_start":
 		if u := gjson.GetBytes(data, "message.usage"); u.IsObject() {
 			ev.Usage = messagesUsage(u)
+			// Its output_tokens is a placeholder (vLLM: 0; Anthropic: a
+			// few): the generation's size comes with message_delta.
+			ev.Usage.missing |= missCompletion
 		}
 	case "message_delta":
 		ev.FinishReason = gjson.GetBytes(data, "delta.stop_reason").Str

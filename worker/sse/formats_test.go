@@ -122,6 +122,14 @@ func TestMessagesStream(t *testing.T) {
 	if u != (Usage{Prompt: 25, Completion: 15, Total: 40, Cached: 20, Found: true}) {
 		t.Errorf("Anthropic's usage merged: %+v", u)
 	}
+	// A stream cut after message_start (a client that left early) has its
+	// input tokens but no output count: it is not a reported usage, which
+	// would settle the token reservation at zero output.
+	var cut Usage
+	cut.Merge(InspectAs(Messages, []byte("event: x\ndata: "+start+"\n\n")).Usage)
+	if cut.Found || cut.Prompt != 25 {
+		t.Errorf("usage after message_start alone: %+v, want the prompt and Found false", cut)
+	}
 }
 
 // Each format's events read alone, including shapes vLLM does not send and
