@@ -774,3 +774,52 @@ func TestResponsesLargeAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A streamed response whose events the client pushed past 1 MiB (vLLM
+// repeats the request's metadata in response.created and .completed) is
+// billed all the same, and its id remembered: the events pass through in
+// pieces and are read on the way. Before, the completed event went by
+// unread — a small prompt with large metadata was served unbilled.
+func TestResponsesLargeEventsBilled(t *testing.T) {
+	g, bes := respGateway(t, 3, fakevllm.Options{}, "affinity: none", "")
+	pad := strings.Repeat("m", 1<<20+1<<18)
+	body := respBody(map[string]any{"stream": true, "metadata": map[string]string{"k": pad}})
+	events, reqID := respEvents(t, g, keyAll, body, map[string]string{"X-Fake-Tokens": "50"})
+	var completed answerUsage
+	var id string
+	for _, e := range events {
+		if e[0] == "response.completed" {
+			var ev struct {
+				Response json.RawMessage `json:"response"`
+			}
+			if err := json.Unmarshal([]byte(e[1]), &ev); err != nil {
+				t.Fatal(err)
+			}
+			json.Unmarshal(ev.Response, &completed) //nolint:errcheck // checked below
+			id = gjsonString(ev.Response, "id")
+		}
+	}
+	if len(events) == 0 || completed.Usage.OutputTokens != 50 || id == "" {
+		t.Fatalf("the stream's completed event: usage %+v, id %q (%d events)", completed.Usage, id, len(events))
+	}
+	l := g.usageLineFor(t, reqID)
+	checkBilled(t, "padded stream", l, completed, completed.Status)
+	if l["usage_reported"] != true {
+		t.Errorf("padded stream not billed: %v", l)
+	}
+	if h := holders(bes, id); len(h) != 1 {
+		t.Fatalf("response %s held by %v", id, h)
+	}
+	res, out := postResp(t, g, respBody(map[string]any{"previous_response_id": id, "store": false}), nil)
+	if fl := g.usageLineFor(t, res.Header.Get("X-Request-Id")); res.StatusCode != 200 || fl["attempts"] != 1.0 {
+		t.Fatalf("follow-up of the padded stream: %d %.200s; usage line %v", res.StatusCode, out, fl)
+	}
+}
+
+// gjsonString is the string at path in a JSON document.
+func gjsonString(doc []byte, path string) string {
+	var m map[string]any
+	json.Unmarshal(doc, &m) //nolint:errcheck // "" when not a string
+	s, _ := m[path].(string)
+	return s
+}

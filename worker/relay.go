@@ -73,12 +73,24 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	var split sse.Splitter
 	done := false // [DONE] is in bufs.out
 	format, stored := x.api.format, x.api.stored && !x.api.byID
+	var large *sse.LargeEvent // made for the first event past sse.MaxEvent
 	keep := func(event []byte, whole bool) {
-		if !whole { // a piece of an event past sse.MaxEvent: passed on unread
+		var ev sse.Event
+		if whole {
+			ev = sse.InspectAs(format, event)
+		} else {
+			// A piece of an event past sse.MaxEvent, passed on as it comes;
+			// read on the way where its format says so (a Responses event
+			// repeating the response, with the stream's usage).
 			bufs.out = append(bufs.out, event...)
-			return
+			if large == nil {
+				large = sse.NewLargeEvent(format)
+			}
+			var end bool
+			if ev, end = large.Feed(event); !end {
+				return
+			}
 		}
-		ev := sse.InspectAs(format, event)
 		rec.events++
 		if ev.HasContent && rec.ttft == 0 {
 			rec.ttft = time.Since(rec.start)
@@ -92,6 +104,9 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if stored && ev.ResponseID != "" {
 			g.remember(ev.ResponseID, x.backend)
 			stored = false // once: its later events repeat the id
+		}
+		if !whole {
+			return // its bytes went out above
 		}
 		if ev.UsageOnly && rec.usageInjected {
 			return
