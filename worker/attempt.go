@@ -245,7 +245,7 @@ func classify(x *exchange, r attemptResult) outcome {
 		return outcome{retry: true}
 	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
 		return outcome{fail: errUpstream(r.holderDown, "stored_response_unavailable",
-			fmt.Sprintf("The backend that may hold the stored response failed (%d) and no other holds it; try again later.", r.holderDown))}
+			fmt.Sprintf("A backend that may hold the stored response is unavailable (%d) and no other holds it; try again later.", r.holderDown))}
 	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
 		return outcome{retry: true}
 	}

@@ -358,7 +358,7 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
 	}
 	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
-		g.holderFirst(id, x.candidates, nil)
+		g.holderFirst(id, x, m.lists)
 		x.pinned = true
 	}
 	return nil

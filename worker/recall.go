@@ -37,13 +37,17 @@ func (g *gateway) remember(id string, b *backendRoute) {
 }
 
 // holderFirst moves the candidate the shared map names as the holder of
-// id to the front of cands (and its owner with it, when owners is not
-// nil), leaving the others in their order.
-func (g *gateway) holderFirst(id string, cands []*backendRoute, owners []*modelRoute) {
+// id to the front of x.candidates (and its owner with it, when x.owners is
+// not nil), leaving the others in their order. A holder that listed says
+// is configured but that is not a candidate — out of rotation now — may
+// hold the response all the same: the others' 404 must then not be the
+// client's answer (x.holderDown; classify).
+func (g *gateway) holderFirst(id string, x *exchange, listed func(holder uint64) bool) {
 	h, ok := g.region.Recall(storedKey(id))
 	if !ok {
 		return
 	}
+	cands, owners := x.candidates, x.owners
 	for i, b := range cands {
 		if b.urlHash == h {
 			copy(cands[1:i+1], cands[:i])
@@ -55,6 +59,9 @@ func (g *gateway) holderFirst(id string, cands []*backendRoute, owners []*modelR
 			}
 			return
 		}
+	}
+	if listed(h) {
+		x.holderDown = http.StatusServiceUnavailable
 	}
 }
 
@@ -73,7 +80,8 @@ var storedPhases = [...]phase{
 // (each server once), the one the shared map names first.
 func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
 	id := c.Param("id")
-	seen := map[uint64]bool{}
+	seen := map[uint64]bool{}   // each server once
+	listed := map[uint64]bool{} // every backend that could hold it, in rotation or not
 	now := time.Now()
 	eligible := false
 	for _, m := range x.routes.order {
@@ -82,6 +90,7 @@ func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 		}
 		eligible = true
 		for _, b := range m.backends {
+			listed[b.urlHash] = true
 			if !seen[b.urlHash] && b.healthy(now) {
 				seen[b.urlHash] = true
 				x.candidates = append(x.candidates, b)
@@ -102,7 +111,7 @@ func (g *gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend that could hold response `%s` is healthy right now.", clip(id)))
 	}
-	g.holderFirst(id, x.candidates, x.owners)
+	g.holderFirst(id, x, func(h uint64) bool { return listed[h] })
 	x.model, x.pinned = x.owners[0], true
 	x.pieces = [][]byte{x.payload}
 	if len(x.payload) == 0 {

@@ -318,6 +318,17 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 	return k
 }
 
+// lists reports whether one of the model's backends, in rotation or not,
+// is the server whose holderHash is h.
+func (m *modelRoute) lists(h uint64) bool {
+	for _, b := range m.backends {
+		if b.urlHash == h {
+			return true
+		}
+	}
+	return false
+}
+
 // serves reports whether the model serves the API (models[].endpoints).
 func (m *modelRoute) serves(a *apiSpec) bool { return m.endpoints == nil || m.endpoints[a.name] }
 
