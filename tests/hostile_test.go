@@ -337,3 +337,24 @@ func TestBodyMemoryBoundsUploads(t *testing.T) {
 		return in == clients && spilled >= clients-4 // uploads racing through the check may each pass it: a few
 	})
 }
+
+// The backend gets the path the gateway routed on, never another reading
+// of the client's raw path: "//v1/…", "/x/../v1/…" and needless escapes
+// are resolved before the request goes upstream (the query kept).
+func TestUpstreamPathIsTheRoutedOne(t *testing.T) {
+	g, be := newGateway(t, fakevllm.Options{Tokens: 2}, "")
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, target := range []string{"//v1/chat/completions", "/v1/x/../chat/completions?trace=1", "/v1/chat/%63ompletions"} {
+		conn := dialRaw(t, g)
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			target, keyAll, len(body), body)
+		res, out := readAnswer(t, conn)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", target, res.StatusCode, out)
+		}
+		got := be.Received()
+		if p := got[len(got)-1].Path; p != "/v1/chat/completions" {
+			t.Errorf("%s reached the backend as %q", target, p)
+		}
+	}
+}

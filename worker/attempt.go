@@ -13,6 +13,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/worker/sse"
 	"github.com/sluice-gw/sluice/worker/upstream"
 )
 
@@ -92,7 +93,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	res, err := g.send(actx, c, b, x.pieces)
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
-		x.prefix, err = readFirst(res.Body)
+		x.prefix, err = readFirst(res.Body, x.api.format)
 		if !ft.arrived() {
 			err = errFirstToken
 		}
@@ -266,17 +267,45 @@ var errFirstToken = errors.New("first token deadline")
 // errReadFirst: a stream ended before its first byte.
 var errReadFirst = errors.New("stream ended before its first byte")
 
-// readFirst reads a stream's first bytes.
-func readFirst(body io.Reader) ([]byte, error) {
+// readFirst reads a stream's first bytes: for a Responses stream, on to
+// its first content event (up to firstMax bytes), since vLLM sends
+// response.created and response.in_progress before the model generated
+// anything — they are not its first token, and first_token_deadline must
+// not take them for one.
+func readFirst(body io.Reader, f sse.Format) ([]byte, error) {
 	buf := make([]byte, 4<<10)
 	n, err := body.Read(buf)
-	if n > 0 {
-		return buf[:n], nil
+	if n == 0 {
+		if err == nil || err == io.EOF {
+			err = errReadFirst
+		}
+		return nil, err
 	}
-	if err == nil || err == io.EOF {
-		err = errReadFirst
+	for f == sse.Responses && n < firstMax && !hasContent(buf[:n], f) {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		var m int
+		m, err = body.Read(buf[n:])
+		n += m
+		if err != nil {
+			break // the relay meets it again; a deadline that fired is the caller's to see
+		}
 	}
-	return nil, err
+	return buf[:n], nil
+}
+
+// firstMax bounds what readFirst reads looking for a first content event.
+const firstMax = 64 << 10
+
+// hasContent reports whether b holds a whole event of format f with content.
+func hasContent(b []byte, f sse.Format) bool {
+	var sp sse.Splitter
+	found := false
+	sp.Feed(b, func(event []byte, whole bool) {
+		found = found || whole && sse.InspectAs(f, event).HasContent
+	})
+	return found
 }
 
 // firstTokenTimer cancels an attempt whose stream has not started by the
@@ -408,7 +437,10 @@ func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *ba
 		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}
 	*hdr = h
-	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.RequestURI()), Header: h, Body: body})
+	// The target is the path the gateway routed on (hertz's normalised
+	// one: "//v1/…", "/x/../v1/…" and needless escapes resolved) with the
+	// query: never another reading of the client's raw path.
+	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.URI().RequestURI()), Header: h, Body: body})
 }
 
 // methodOf is the request's method among those the gateway routes, as a

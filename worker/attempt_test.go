@@ -2,8 +2,12 @@ package worker
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/worker/sse"
 )
 
 // TestClassify pins what every kind of attempt outcome means: the one
@@ -66,5 +70,46 @@ func TestErrorSources(t *testing.T) {
 		if got := classify(x, tc.r).fail.source; got != tc.want {
 			t.Errorf("%+v: source %v, want %v", tc.r, got, tc.want)
 		}
+	}
+}
+
+// chunks is a body that returns one chunk per Read, then EOF.
+type chunks []string
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(*c) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*c)[0])
+	if n == len((*c)[0]) {
+		*c = (*c)[1:]
+	} else {
+		(*c)[0] = (*c)[0][n:]
+	}
+	return n, nil
+}
+
+// A Responses stream's first token is its first content event, not the
+// response.created and .in_progress vLLM sends before generating: readFirst
+// reads on to it. Other formats' first bytes are their first token.
+func TestReadFirstWaitsForContent(t *testing.T) {
+	created := "event: response.created\ndata: {\"response\":{\"id\":\"resp_1\"},\"type\":\"response.created\"}\n\n"
+	progress := "event: response.in_progress\ndata: {\"response\":{\"id\":\"resp_1\"},\"type\":\"response.in_progress\"}\n\n"
+	delta := "event: response.output_text.delta\ndata: {\"delta\":\"Hi\",\"type\":\"response.output_text.delta\"}\n\n"
+	body := chunks{created, progress, delta[:20], delta[20:], "event: later\n\n"}
+	got, err := readFirst(&body, sse.Responses)
+	if err != nil || string(got) != created+progress+delta {
+		t.Fatalf("Responses: read %q, %v; want up to the first delta", got, err)
+	}
+	chat := chunks{"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n", "data: [DONE]\n\n"}
+	if got, err := readFirst(&chat, sse.Chat); err != nil || !strings.HasSuffix(string(got), "}]}\n\n") {
+		t.Fatalf("Chat: read %q, %v; want the first chunk", got, err)
+	}
+	short := chunks{created}
+	if got, err := readFirst(&short, sse.Responses); err != nil || string(got) != created {
+		t.Fatalf("a Responses stream that ends before content: %q, %v", got, err)
+	}
+	if _, err := readFirst(&chunks{}, sse.Responses); err != errReadFirst {
+		t.Fatalf("an empty stream: %v, want errReadFirst", err)
 	}
 }

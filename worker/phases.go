@@ -407,8 +407,11 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	}
 	c.Response.SetBodyRaw(data)
 	rec.bytesOut = int64(len(data))
-	if !x.api.byID { // a stored response fetched again is not billed again
+	switch {
+	case !x.api.byID: // a stored response fetched again is not billed again
 		g.remember(x.api.readAnswer(rec, data), x.backend)
+	case methodOf(c) == http.MethodDelete && res.StatusCode/100 == 2:
+		g.region.Forget(storedKey(c.Param("id"))) // deleted: nothing to route to
 	}
 	return false, nil
 }

@@ -71,6 +71,7 @@ func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError, sha
 	rec.failed(e)
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	writeError(c, e, shape)
+	rec.status = c.Response.StatusCode() // the shape's (Anthropic's 529 for a full queue)
 	rec.bytesOut = int64(len(c.Response.Body()))
 }
 
@@ -126,5 +127,6 @@ func (g *gateway) refuse(c *app.RequestContext, rec *usageRecord, e *apiError, s
 	rec.failed(e)
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
 	refuseAndClose(c, e, shape)
+	rec.status = c.Response.StatusCode()
 	rec.bytesOut = int64(len(c.Response.Body()))
 }
