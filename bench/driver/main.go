@@ -1,6 +1,8 @@
 // Command driver is the benchmark rig's load generator. It sends OpenAI
-// chat completions to a proxy (or straight to the backend, for the ceiling
-// check), validates every response, and ends with one JSON line of results.
+// chat completions (or, with -api, the same request as an OpenAI Responses
+// or Anthropic Messages request) to a proxy (or straight to the backend,
+// for the ceiling check), validates every response, and ends with one JSON
+// line of results.
 //
 // Closed loop (-conns N): N keep-alive connections, each sending its next
 // request as soon as the previous answer is complete. Open loop (-rate R):
@@ -9,8 +11,9 @@
 //
 // A response counts as good only if its status is 200 and its body is what
 // was asked for: for JSON, a chat.completion with content; for streams, the
-// expected number of content events and a final [DONE]. Anything else is an
-// error, never a fast answer.
+// expected number of content events and a final [DONE] (Responses:
+// response.completed; Messages: message_stop). Anything else is an error,
+// never a fast answer.
 package main
 
 import (
@@ -34,6 +37,7 @@ import (
 )
 
 type config struct {
+	api        string // chat, responses or messages
 	url        string
 	key        string
 	model      string
@@ -77,6 +81,7 @@ func (s *stats) record(lat time.Duration, err error) {
 
 func main() {
 	var c config
+	flag.StringVar(&c.api, "api", "chat", "API of the request: chat (/v1/chat/completions), responses (/v1/responses, store false) or messages (/v1/messages, x-api-key)")
 	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the proxy or backend")
 	flag.StringVar(&c.key, "key", "sk-bench", "API key (Bearer)")
 	flag.StringVar(&c.model, "model", "bench", "model name")
@@ -90,6 +95,10 @@ func main() {
 	flag.DurationVar(&c.hold, "delay", 0, "backend delay before answering (X-Fake-Delay-Ms)")
 	flag.DurationVar(&c.ramp, "ramp", 0, "closed loop: start the connections evenly over this long (0: all at once)")
 	flag.Parse()
+	if _, ok := apis[c.api]; !ok {
+		fmt.Fprintf(os.Stderr, "driver: unknown -api %q (chat, responses, messages)\n", c.api)
+		os.Exit(2)
+	}
 
 	body := makeBody(c)
 	st := &stats{}
@@ -162,23 +171,75 @@ func pct(sorted []time.Duration, p float64) float64 {
 	return ms(sorted[int(float64(len(sorted)-1)*p)])
 }
 
-// makeBody builds a chat request whose first message has promptSize bytes.
+// api is what differs between the APIs the driver speaks: the path, how
+// the key is sent, and how an answer is recognised.
+type api struct {
+	path string
+	// auth sets the key the way the API's clients send it.
+	auth func(h http.Header, key string)
+	// answerOK says whether a whole (non-streamed) answer has content.
+	answerOK func(b []byte) bool
+	// content says whether a stream event carries a piece of the answer;
+	// last whether it is the stream's last (no event may follow it).
+	content, last func(data []byte) bool
+}
+
+var (
+	bearer = func(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }
+	apis   = map[string]api{
+		"chat": {path: "/v1/chat/completions", auth: bearer,
+			answerOK: func(b []byte) bool {
+				return gjson.GetBytes(b, "object").Str == "chat.completion" && gjson.GetBytes(b, "choices.0.message.content").Str != ""
+			},
+			content: func(d []byte) bool { return gjson.GetBytes(d, "choices.0.delta.content").Str != "" },
+			last:    func(d []byte) bool { return bytes.HasPrefix(d, []byte("[DONE]")) }},
+		"responses": {path: "/v1/responses", auth: bearer,
+			answerOK: func(b []byte) bool {
+				return gjson.GetBytes(b, "object").Str == "response" && gjson.GetBytes(b, "output.0.content.0.text").Str != ""
+			},
+			content: func(d []byte) bool {
+				return gjson.GetBytes(d, "type").Str == "response.output_text.delta" && gjson.GetBytes(d, "delta").Str != ""
+			},
+			last: func(d []byte) bool { return gjson.GetBytes(d, "type").Str == "response.completed" }},
+		"messages": {path: "/v1/messages", auth: func(h http.Header, key string) {
+			h.Set("X-Api-Key", key)
+			h.Set("Anthropic-Version", "2023-06-01")
+		},
+			answerOK: func(b []byte) bool {
+				return gjson.GetBytes(b, "type").Str == "message" && gjson.GetBytes(b, "content.0.text").Str != ""
+			},
+			content: func(d []byte) bool {
+				return gjson.GetBytes(d, "type").Str == "content_block_delta" && gjson.GetBytes(d, "delta.text").Str != ""
+			},
+			last: func(d []byte) bool { return gjson.GetBytes(d, "type").Str == "message_stop" }},
+	}
+)
+
+// makeBody builds a request whose prompt has promptSize bytes: chat's first
+// message, Responses' input (store false: nothing kept upstream), Messages'
+// first message. Each asks for c.tokens tokens at most.
 func makeBody(c config) []byte {
 	words := strings.Repeat("lorem ipsum dolor sit amet ", c.promptSize/27+1)[:c.promptSize]
-	b, _ := json.Marshal(map[string]any{
-		"model": c.model, "stream": c.stream, "max_tokens": c.tokens,
-		"messages": []map[string]string{{"role": "user", "content": words}},
-	})
+	req := map[string]any{"model": c.model, "stream": c.stream}
+	switch c.api {
+	case "responses":
+		req["input"], req["max_output_tokens"], req["store"] = words, c.tokens, false
+	default: // chat and messages: the same members
+		req["max_tokens"] = c.tokens
+		req["messages"] = []map[string]string{{"role": "user", "content": words}}
+	}
+	b, _ := json.Marshal(req)
 	return b
 }
 
 // do sends one request and validates the whole answer.
 func do(client *http.Client, c config, body []byte, st *stats) error {
-	req, err := http.NewRequest(http.MethodPost, c.url+"/v1/chat/completions", bytes.NewReader(body))
+	a := apis[c.api]
+	req, err := http.NewRequest(http.MethodPost, c.url+a.path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	a.auth(req.Header, c.key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Fake-Tokens", fmt.Sprint(c.tokens))
 	if c.interval > 0 {
@@ -201,13 +262,13 @@ func do(client *http.Client, c config, body []byte, st *stats) error {
 		if err != nil {
 			return err
 		}
-		if gjson.GetBytes(b, "object").Str != "chat.completion" || gjson.GetBytes(b, "choices.0.message.content").Str == "" {
-			return fmt.Errorf("not a chat.completion: %.100s", b)
+		if !a.answerOK(b) {
+			return fmt.Errorf("not a %s answer: %.100s", c.api, b)
 		}
 		return nil
 	}
 	// Stream: exactly c.tokens content events, then the finish event, maybe
-	// a usage event, then [DONE] last.
+	// a usage event, then [DONE] last (or the API's last event).
 	r := bufio.NewReaderSize(res.Body, 16<<10)
 	content, done := 0, false
 	for {
@@ -224,18 +285,18 @@ func do(client *http.Client, c config, body []byte, st *stats) error {
 		}
 		st.events.Add(1)
 		if done {
-			return fmt.Errorf("event after [DONE]")
+			return fmt.Errorf("event after the last")
 		}
-		if bytes.HasPrefix(data, []byte("[DONE]")) {
+		if a.last(data) {
 			done = true
 			continue
 		}
-		if gjson.GetBytes(data, "choices.0.delta.content").Str != "" {
+		if a.content(data) {
 			content++
 		}
 	}
 	if !done || content != c.tokens {
-		return fmt.Errorf("stream ended with %d of %d content events, [DONE]=%v", content, c.tokens, done)
+		return fmt.Errorf("stream ended with %d of %d content events, last event seen=%v", content, c.tokens, done)
 	}
 	return nil
 }

@@ -20,7 +20,10 @@ func main() {
 	interval := flag.Duration("interval", 0, "pause between stream events")
 	delay := flag.Duration("delay", 0, "pause before the response headers")
 	flag.Parse()
-	s, err := fakevllm.Start(*addr, fakevllm.Options{Tokens: *tokens, Interval: *interval, StartDelay: *delay, NoRecord: true})
+	s, err := fakevllm.Start(*addr, fakevllm.Options{Tokens: *tokens, Interval: *interval, StartDelay: *delay, NoRecord: true,
+		// Nothing kept per Responses answer (vLLM without its store): a
+		// run sends hundreds of thousands.
+		ResponsesNoStore: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -119,7 +119,20 @@ func writeReport(all []Measurement, results string) {
 			continue
 		}
 		open := s == "c" || s == "f2"
-		b.WriteString("| variant | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | × nginx | CPU µs/event | CPU % | RSS idle MiB | RSS load MiB |")
+		// The ratio column: against plain nginx, or in scenario apis
+		// against the same proxy's chat request.
+		against := "× nginx"
+		if strings.HasPrefix(s, "apis") {
+			against = "× chat"
+		}
+		base := false // a -baseline build ran: a column against it
+		for _, r := range rs {
+			base = base || r.proxy == "sluice-base"
+		}
+		fmt.Fprintf(&b, "| variant | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | %s | CPU µs/event | CPU %% | RSS idle MiB | RSS load MiB |", against)
+		if base {
+			b.WriteString(" × sluice-base |")
+		}
 		if open {
 			b.WriteString(" KiB per open stream | first run |")
 		}
@@ -127,6 +140,9 @@ func writeReport(all []Measurement, results string) {
 			b.WriteString(" added p50 µs |")
 		}
 		b.WriteString("\n|" + strings.Repeat("---|", 12))
+		if base {
+			b.WriteString("---|")
+		}
 		if open {
 			b.WriteString("---|---|")
 		}
@@ -135,14 +151,24 @@ func writeReport(all []Measurement, results string) {
 		}
 		b.WriteString("\n")
 		for _, r := range rs {
-			ratio := "—"
+			ratio, baseRatio := "—", "—"
 			for _, n := range rs {
-				if n.proxy == "nginx" && n.variant == r.variant && n.cpuReq > 0 && r.proxy != "direct" {
+				if n.cpuReq == 0 || r.proxy == "direct" {
+					continue
+				}
+				if apis := strings.HasPrefix(s, "apis"); apis && n.proxy == r.proxy && n.variant == "chat" ||
+					!apis && n.proxy == "nginx" && n.variant == r.variant {
 					ratio = fmt.Sprintf("%.2f", r.cpuReq/n.cpuReq)
+				}
+				if n.proxy == "sluice-base" && n.variant == r.variant && r.proxy == "sluice" {
+					baseRatio = fmt.Sprintf("%.2f", r.cpuReq/n.cpuReq)
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f | %.2f | %.0f | %.1f | %s | %.2f | %.0f | %.1f | %.1f |",
 				r.variant, r.proxy, r.rps, r.p50, r.p99, r.errors, r.cpuReq, ratio, r.cpuEvt, r.cpuPct, r.rssIdle/1024, r.rssLoad/1024)
+			if base {
+				fmt.Fprintf(&b, " %s |", baseRatio)
+			}
 			if open {
 				if r.perStream > 0 {
 					fmt.Fprintf(&b, " %.1f | %.1f |", r.perStream, r.firstPerStream)

@@ -5,6 +5,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -71,6 +72,42 @@ var scenarios = map[string]scenario{
 		return all
 	}},
 	"g": {"idle RSS and time from start to the first served request", startup},
+	"apis": {"the same 100 KB prompt and 10-token streamed answer as chat completions, Responses and Messages, closed loop (64 connections); sluice only", func() []Measurement {
+		return eachProxyVariant(apiVariants, servesAPI, func(r *running, api string) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-api", api, "-conns", "64", "-duration", dur.String(), "-prompt", "100000", "-stream", "-tokens", "10")
+		})
+	}},
+	// Closed loop, each API runs as fast as the harness serves it, and the
+	// harness (driver and fake on one core) serves Responses' larger events
+	// at about half chat's rate: the proxy then idles more between
+	// requests, which alone raises CPU per request. At one rate for all,
+	// the three compare at the same load.
+	"apis-rate": {"the same as apis, open loop at one rate for the three APIs (-api-rate)", func() []Measurement {
+		return eachProxyVariant(apiVariants, servesAPI, func(r *running, api string) Measurement {
+			return runDriver(r.name, r.pid(), r.url, "-api", api, "-rate", fmt.Sprint(*apiRate), "-duration", dur.String(), "-prompt", "100000", "-stream", "-tokens", "10")
+		})
+	}},
+}
+
+// apiVariants are the APIs of scenario apis, chat first: the others'
+// ratios are to it.
+var apiVariants = []string{"chat", "responses", "messages"}
+
+// servesAPI says whether proxy r is measured on api in scenario apis:
+// sluice only (the nginx peers do none of the newer APIs' work), and only
+// where it answers it (a -baseline before the Responses and Messages APIs
+// serves chat alone). The probe is the warm-up of that path.
+func servesAPI(r *running, api string) bool {
+	if r.name != "sluice" && r.name != "sluice-base" {
+		return false
+	}
+	out, err := exec.Command(filepath.Join(binDir, "driver"), "-url", r.url, "-api", api, "-conns", "8", "-duration", "1s",
+		"-prompt", "100000", "-stream", "-tokens", "10").Output()
+	if err != nil || !strings.Contains(string(out), `"errors":0`) || strings.Contains(string(out), `"ok":0`) {
+		log.Printf("  %-9s does not serve %s: skipped (%v %.200s)", r.name, api, err, out)
+		return false
+	}
+	return true
 }
 
 // openStreams keeps n streams open (100 events at 50/s, each ~2 s, the n
@@ -101,18 +138,37 @@ func splitInts(list string) []int {
 // minutes apart carried that drift. An idle proxy waits in epoll_wait on
 // the shared core and costs the one being measured nothing.
 func eachProxy(variant string, measure func(r *running) Measurement) []Measurement {
-	current.variant = variant
+	return eachProxyVariant([]string{variant}, nil, func(r *running, _ string) Measurement { return measure(r) })
+}
+
+// eachProxyVariant is eachProxy over several variants, alternated with the
+// proxies (run 1 of each variant on each proxy, then run 2, …), measuring
+// a proxy on a variant only where serves says so (nil: everywhere).
+func eachProxyVariant(variants []string, serves func(r *running, variant string) bool, measure func(r *running, variant string) Measurement) []Measurement {
 	var all []*running
 	for _, name := range strings.Split(*proxies, ",") {
 		r := startProxy(name)
 		warm(r)
 		all = append(all, r)
 	}
+	type pair struct {
+		r       *running
+		variant string
+	}
+	var pairs []pair
+	for _, v := range variants {
+		for _, r := range all {
+			if serves == nil || serves(r, v) {
+				pairs = append(pairs, pair{r, v})
+			}
+		}
+	}
 	var out []Measurement
 	for i := 0; i < *runs; i++ {
-		for _, r := range all {
-			m := measure(r)
-			m.Variant, m.Run, m.Alternated = variant, i, true
+		for _, p := range pairs {
+			current.variant = p.variant
+			m := measure(p.r, p.variant)
+			m.Variant, m.Run, m.Alternated = p.variant, i, true
 			out = append(out, m)
 		}
 	}

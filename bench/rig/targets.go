@@ -71,6 +71,30 @@ func targets(rows []row) string {
 			fmt.Fprintf(&b, "| d. errors at %s req/s | %.0f | 0 | no |\n", rate, s.errors)
 		}
 	}
+	// Scenario apis: the newer APIs' requests cost about what the same
+	// chat request costs (issue 19).
+	for _, s := range []string{"apis", "apis-rate"} {
+		chat := find(s, "chat", "sluice")
+		if chat == nil || chat.cpuReq == 0 {
+			continue
+		}
+		for _, api := range apiVariants[1:] {
+			if r := find(s, api, "sluice"); r != nil {
+				check(s+". "+api+" CPU/request over chat, 100 KB streamed", r.cpuReq/chat.cpuReq, 1.1, "×", true)
+			}
+		}
+	}
+	// Against a -baseline build in the same run: no regression (within
+	// the 5% that runs of one build move by).
+	at := ""
+	if *baseline != "" {
+		at = " (-baseline " + *baseline + ")"
+	}
+	for _, s := range []string{"a", "b"} {
+		if v, ok := ratio(s, "", "sluice-base", cpuReq); ok {
+			check(s+". CPU/request vs sluice-base"+at, v, 1.05, "×", true)
+		}
+	}
 	if g := find("g", "*", "sluice"); g != nil {
 		check("g. idle RSS, supervisor + one worker", g.rssIdle/1024, 16, " MiB", true)
 		check("g. start to first served request", g.startMs, 150, " ms", true)
