@@ -35,9 +35,9 @@ import (
 //     when absent), input_tokens_details.cached_tokens → Cached. vLLM's
 //     input_tokens is every prompt token and cached_tokens the prefix-cache
 //     hits among them (num_prompt_tokens, num_cached_tokens), as in OpenAI's.
-//   - ResponseID: response.id of the events that carry the response
-//     (response.created, the first event, and the others of the response
-//     lifecycle); a whole answer's top-level "id".
+//   - ResponseID: response.id of response.created (the first event) and
+//     of the end events (completed, incomplete, failed), read anyway for
+//     their usage; a whole answer's top-level "id".
 //
 // Messages (Anthropic Messages API, as vLLM serves it: vllm/entrypoints/
 // anthropic/{api_router,serving,protocol}.py):
@@ -316,7 +316,11 @@ func inspectResponses(event []byte) Event {
 			return true
 		})
 		ev.FinishReason = finishOf(status, reason)
-	case "response.created", "response.queued", "response.in_progress":
+	case "response.created":
+		// The stream's first event names the response; the in_progress
+		// (and queued) events that repeat it are not parsed again: each
+		// carries the whole response object, ~1 KB a parse (the rig's
+		// profile: inspecting a Responses stream 12 µs against chat's 5).
 		ev.ResponseID = gjson.GetBytes(data, "response.id").Str
 	}
 	return ev
