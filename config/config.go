@@ -174,7 +174,8 @@ type Model struct {
 	// Nomad discovers the backends from Nomad's service discovery instead.
 	Nomad *NomadService `yaml:"nomad"`
 	// LoadInterval is how often each backend's /metrics is read for its
-	// own view of its load (default 500ms; 0s: never).
+	// own view of its load, and its prefix-cache counters for the admin
+	// /metrics (default 500ms; 0s: never).
 	LoadInterval *Duration `yaml:"load_interval"`
 	// KVSaturation: a backend whose KV-cache usage is above this fraction
 	// takes no new request (default 0.8).

@@ -322,6 +322,9 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 		if d, ok := want[name]; !ok || d != sc.interval {
 			sc.cancel()
 			delete(s.scrapers, name)
+			if !ok {
+				s.forgetPrefix(name)
+			}
 		}
 	}
 	for name, d := range want {
@@ -336,7 +339,8 @@ func (s *supervisor) syncScrapers(eff *config.Config) {
 }
 
 // scrape reads url/metrics every interval and records, in the backend's
-// cell, vLLM's running + waiting requests and KV-cache usage. Pages that
+// cell, vLLM's running + waiting requests and KV-cache usage, and for the
+// admin /metrics its prefix-cache counters (recordPrefix). Pages that
 // cannot be read are logged when that starts (with the first error) and
 // when it ends, not at every interval (a reset's error names a new port
 // each time); meanwhile the last figure goes stale and the workers route on
@@ -352,7 +356,7 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 		// meanwhile are not taken for another's), and the workers add
 		// their count of the moment.
 		ownBefore := s.ownLoad(cellName, url)
-		load, kv, err := readLoad(ctx, client, url)
+		page, err := readLoad(ctx, client, url)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -368,8 +372,9 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 			// Looked up each time: the cell is freed once a reload removed
 			// the backend, and this must never write into another's.
 			if c := s.region.Lookup(cellName); c != nil {
-				c.SetReportedLoad(load, max(ownBefore, s.ownLoad(cellName, url)), kv, s.region.Now())
+				c.SetReportedLoad(page.load, max(ownBefore, s.ownLoad(cellName, url)), page.kv, s.region.Now())
 			}
+			s.recordPrefix(ctx, cellName, page, time.Now())
 		}
 		select {
 		case <-ctx.Done():
@@ -377,6 +382,67 @@ func (s *supervisor) scrape(ctx context.Context, cellName, url string, interval 
 		case <-tick.C:
 		}
 	}
+}
+
+// prefixFigures is a backend's prefix-cache counters as its scraper last
+// read them, and the hit ratio between its last two reads.
+type prefixFigures struct {
+	queries, hits float64   // tokens, the backend's own counters as read
+	at            time.Time // when they were read
+	ratio         float64   // hits/queries of the tokens queried between the last two reads
+	hasRatio      bool      // false after one read, or when queries did not grow (idle, restarted)
+}
+
+// recordPrefix keeps the prefix-cache figures of page, read at now, for the
+// backend of cellName. They live in the supervisor's memory, not in the
+// backend's cell as the load does: the supervisor alone reads them (its
+// admin /metrics), no worker routes on them, and the ratio needs the
+// previous read, which only this backend's scraper has. After a binary
+// upgrade the new supervisor has them again at its first read (the
+// counters are the backend's), the ratio at its second. ctx is the
+// scraper's: once it is cancelled nothing is written, so that a backend
+// syncScrapers removed (forgetPrefix) leaves no entry behind.
+func (s *supervisor) recordPrefix(ctx context.Context, cellName string, page loadPage, now time.Time) {
+	s.prefixMu.Lock()
+	defer s.prefixMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	if !page.hasPrefix {
+		delete(s.prefix, cellName)
+		return
+	}
+	next := prefixFigures{queries: page.prefixQueries, hits: page.prefixHits, at: now}
+	if prev, ok := s.prefix[cellName]; ok {
+		// A restart resets both counters: queries then did not grow (or
+		// hits fell), and the ratio is absent until the next read.
+		if dq, dh := next.queries-prev.queries, next.hits-prev.hits; dq > 0 && dh >= 0 {
+			// vLLM adds to both at once, but the page reads one after the
+			// other: hits may run a little ahead of the queries read.
+			next.ratio, next.hasRatio = min(dh/dq, 1), true
+		}
+	}
+	if s.prefix == nil {
+		s.prefix = map[string]prefixFigures{}
+	}
+	s.prefix[cellName] = next
+}
+
+// forgetPrefix drops the prefix-cache figures of a backend whose scraper
+// was stopped (cancelled first: see recordPrefix).
+func (s *supervisor) forgetPrefix(cellName string) {
+	s.prefixMu.Lock()
+	delete(s.prefix, cellName)
+	s.prefixMu.Unlock()
+}
+
+// freshPrefix is the prefix-cache figures of a backend read within the last
+// shm.StaleLoad (absent while stale, as its load is).
+func (s *supervisor) freshPrefix(cellName string) (prefixFigures, bool) {
+	s.prefixMu.Lock()
+	p, ok := s.prefix[cellName]
+	s.prefixMu.Unlock()
+	return p, ok && time.Since(p.at) < shm.StaleLoad
 }
 
 // ownLoad is the gateway's requests in flight to the server at url, all
@@ -428,90 +494,149 @@ const maxMetricsPage = 8 << 20
 // a larger figure is a broken page, not a load.
 const maxReportedLoad = 1e9
 
+// maxTokenCount is the most tokens a prefix-cache counter may claim: past
+// 2^53 a float64 no longer holds every count (centuries at a million tokens
+// a second), so a larger figure is a broken page.
+const maxTokenCount = 1 << 53
+
+// loadPage is what one read of a backend's /metrics gives (see parseLoad).
+type loadPage struct {
+	// load is vLLM's requests running plus waiting.
+	load int64
+	// kv is its KV-cache usage, 0–1.
+	kv float64
+	// prefixQueries and prefixHits are vLLM's prefix-cache counters, in
+	// tokens since the server started, summed over their series; hasPrefix
+	// is false when the page has none (a vLLM before v1, another server).
+	prefixQueries, prefixHits float64
+	hasPrefix                 bool
+}
+
 // readLoad reads a vLLM /metrics page (see parseLoad).
-func readLoad(ctx context.Context, client *http.Client, url string) (load int64, kv float64, err error) {
+func readLoad(ctx context.Context, client *http.Client, url string) (loadPage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
 	if err != nil {
-		return 0, 0, err
+		return loadPage{}, err
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return loadPage{}, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("GET %s/metrics: %s", url, res.Status)
+		return loadPage{}, fmt.Errorf("GET %s/metrics: %s", url, res.Status)
 	}
 	page, err := io.ReadAll(io.LimitReader(res.Body, maxMetricsPage+1))
 	if err != nil {
-		return 0, 0, fmt.Errorf("GET %s/metrics: %w", url, err)
+		return loadPage{}, fmt.Errorf("GET %s/metrics: %w", url, err)
 	}
 	if len(page) > maxMetricsPage {
-		return 0, 0, fmt.Errorf("GET %s/metrics: the page is larger than %d MiB", url, maxMetricsPage>>20)
+		return loadPage{}, fmt.Errorf("GET %s/metrics: the page is larger than %d MiB", url, maxMetricsPage>>20)
 	}
 	return parseLoad(page)
 }
 
+// prefixCounters are vLLM's prefix-cache counters (v1, in tokens, labelled
+// model_name and engine: one series per engine under data parallelism),
+// current names first, then the names vLLM 0.9 deprecated; the text format
+// names a counter's family with its _total. vLLM v0's
+// vllm:gpu_prefix_cache_hit_rate gauge is not read: a rate over the
+// server's life, not counts that give one over an interval.
+var prefixCounters = [][2]string{
+	{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"},
+	{"vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_hits_total"},
+}
+
 // parseLoad reads a vLLM /metrics page (Prometheus text format): requests
-// running plus waiting, summed over their series, and the KV-cache usage
+// running plus waiting, summed over their series, the KV-cache usage
 // (vllm:kv_cache_usage_perc, or the older vllm:gpu_cache_usage_perc), the
-// largest of its series, at most 1. A page with neither request count, or
-// with a figure that is not a count or a fraction (negative, NaN, infinite,
-// absurdly large), is an error: its figures are not used at all.
-func parseLoad(page []byte) (load int64, kv float64, err error) {
+// largest of its series, at most 1, and the prefix-cache queries and hits
+// (prefixCounters, both present or neither used), each summed over its
+// series. A page with neither request count, or with a figure that is not
+// a count or a fraction (negative, NaN, infinite, absurdly large), is an
+// error: its figures are not used at all.
+func parseLoad(page []byte) (loadPage, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(page))
 	if err != nil {
-		return 0, 0, fmt.Errorf("not a Prometheus text page: %w", err)
+		return loadPage{}, fmt.Errorf("not a Prometheus text page: %w", err)
 	}
-	values := func(name string) ([]float64, error) {
+	values := func(name string, most float64) ([]float64, error) {
 		f := fams[name]
 		if f == nil {
 			return nil, nil
 		}
 		var vs []float64
 		for _, m := range f.GetMetric() {
-			v := m.GetGauge().GetValue() // vLLM's are gauges
-			if m.GetGauge() == nil {
+			var v float64
+			switch {
+			case m.GetGauge() != nil: // vLLM's load figures
+				v = m.GetGauge().GetValue()
+			case m.GetCounter() != nil: // its prefix-cache counts
+				v = m.GetCounter().GetValue()
+			default:
 				v = m.GetUntyped().GetValue() // a page without # TYPE lines
 			}
-			if !(v >= 0 && v <= maxReportedLoad) { // NaN fails both
+			if !(v >= 0 && v <= most) { // NaN fails both
 				return nil, fmt.Errorf("%s: %v is not a count or a fraction", name, v)
 			}
 			vs = append(vs, v)
 		}
 		return vs, nil
 	}
-	found := false
-	total := 0.0
-	for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting"} {
-		vs, err := values(name)
-		if err != nil {
-			return 0, 0, err
-		}
-		found = found || fams[name] != nil
+	sum := func(name string, most float64) (float64, error) {
+		vs, err := values(name, most)
+		total := 0.0
 		for _, v := range vs {
 			total += v
 		}
+		return total, err
+	}
+	found := false
+	total := 0.0
+	for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting"} {
+		v, err := sum(name, maxReportedLoad)
+		if err != nil {
+			return loadPage{}, err
+		}
+		found = found || fams[name] != nil
+		total += v
 	}
 	if !found {
-		return 0, 0, errors.New("no vllm:num_requests_running or vllm:num_requests_waiting on the page: not vLLM's metrics")
+		return loadPage{}, errors.New("no vllm:num_requests_running or vllm:num_requests_waiting on the page: not vLLM's metrics")
 	}
 	if total > maxReportedLoad {
-		return 0, 0, fmt.Errorf("%v requests running and waiting is not a load", total)
+		return loadPage{}, fmt.Errorf("%v requests running and waiting is not a load", total)
 	}
+	p := loadPage{load: int64(total)}
 	for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"} {
 		if fams[name] == nil {
 			continue
 		}
-		vs, err := values(name)
+		vs, err := values(name, maxReportedLoad)
 		if err != nil {
-			return 0, 0, err
+			return loadPage{}, err
 		}
 		for _, v := range vs {
-			kv = max(kv, min(v, 1))
+			p.kv = max(p.kv, min(v, 1))
 		}
 		break
 	}
-	return int64(total), kv, nil
+	for _, names := range prefixCounters {
+		if fams[names[0]] == nil || fams[names[1]] == nil {
+			continue
+		}
+		if p.prefixQueries, err = sum(names[0], maxTokenCount); err != nil {
+			return loadPage{}, err
+		}
+		if p.prefixHits, err = sum(names[1], maxTokenCount); err != nil {
+			return loadPage{}, err
+		}
+		if p.prefixQueries > maxTokenCount || p.prefixHits > maxTokenCount {
+			return loadPage{}, fmt.Errorf("%v prefix-cache queries and %v hits are not token counts", p.prefixQueries, p.prefixHits)
+		}
+		p.hasPrefix = true
+		break
+	}
+	return p, nil
 }

@@ -18,15 +18,67 @@ import (
 )
 
 // parseLoad sums running and waiting over a vLLM page's series, takes the
-// KV usage from the current metric name or the older one, and refuses a
-// page whose figures are not counts or fractions.
+// KV usage from the current metric name or the older one, sums the
+// prefix-cache counters over their series (current names, else the
+// deprecated ones), and refuses a page whose figures are not counts or
+// fractions.
 func TestParseLoad(t *testing.T) {
+	// What vLLM v1 serves with two engines (data parallel): counters are
+	// named with _total in the text format, beside a _created gauge.
+	const dataParallel = `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 2.0
+vllm:num_requests_running{engine="1",model_name="m"} 1.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 0.0
+vllm:num_requests_waiting{engine="1",model_name="m"} 0.0
+# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{engine="0",model_name="m"} 1000.0
+vllm:prefix_cache_queries_total{engine="1",model_name="m"} 3000.0
+# HELP vllm:prefix_cache_queries_created Prefix cache queries, in terms of number of queried tokens.
+# TYPE vllm:prefix_cache_queries_created gauge
+vllm:prefix_cache_queries_created{engine="0",model_name="m"} 1.7e+09
+vllm:prefix_cache_queries_created{engine="1",model_name="m"} 1.7e+09
+# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.
+# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 500.0
+vllm:prefix_cache_hits_total{engine="1",model_name="m"} 2500.0
+# HELP vllm:gpu_prefix_cache_queries_total deprecated
+# TYPE vllm:gpu_prefix_cache_queries_total counter
+vllm:gpu_prefix_cache_queries_total{engine="0",model_name="m"} 7.0
+# TYPE vllm:gpu_prefix_cache_hits_total counter
+vllm:gpu_prefix_cache_hits_total{engine="0",model_name="m"} 7.0
+`
 	pages := map[string]struct {
 		body    string
-		load    int64
-		kv      float64
+		want    loadPage
 		wantErr string // "" when the page is read
 	}{
+		"data parallel": {dataParallel, loadPage{load: 3, prefixQueries: 4000, prefixHits: 3000, hasPrefix: true}, ""},
+		"deprecated prefix names": {`# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running 1
+# TYPE vllm:gpu_prefix_cache_queries_total counter
+vllm:gpu_prefix_cache_queries_total{engine="0"} 90
+# TYPE vllm:gpu_prefix_cache_hits_total counter
+vllm:gpu_prefix_cache_hits_total{engine="0"} 30
+`, loadPage{load: 1, prefixQueries: 90, prefixHits: 30, hasPrefix: true}, ""},
+		"prefix queries without hits": {"vllm:num_requests_running 1\nvllm:prefix_cache_queries_total 5\n", loadPage{load: 1}, ""},
+		"untyped prefix counters": {"vllm:num_requests_running 0\nvllm:prefix_cache_queries_total 0\nvllm:prefix_cache_hits_total 0\n",
+			loadPage{hasPrefix: true}, ""},
+		"negative prefix counter": {"vllm:num_requests_running 0\nvllm:prefix_cache_queries_total 5\nvllm:prefix_cache_hits_total -1\n",
+			loadPage{}, "is not a count"},
+		"NaN prefix counter": {"vllm:num_requests_running 0\nvllm:prefix_cache_queries_total NaN\nvllm:prefix_cache_hits_total 0\n",
+			loadPage{}, "is not a count"},
+		"absurd prefix counter": {"vllm:num_requests_running 0\nvllm:prefix_cache_queries_total 1e300\nvllm:prefix_cache_hits_total 0\n",
+			loadPage{}, "is not a count"},
+		"absurd prefix sum": {`vllm:num_requests_running 0
+vllm:prefix_cache_queries_total{engine="0"} 6e15
+vllm:prefix_cache_queries_total{engine="1"} 6e15
+vllm:prefix_cache_hits_total 0
+`, loadPage{}, "are not token counts"},
+		"a billion tokens is a count, not an absurd load": {"vllm:num_requests_running 0\nvllm:prefix_cache_queries_total 3e12\nvllm:prefix_cache_hits_total 2e12\n",
+			loadPage{prefixQueries: 3e12, prefixHits: 2e12, hasPrefix: true}, ""},
 		"current": {`# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{model_name="a"} 3
 vllm:num_requests_running{model_name="b"} 2
@@ -34,35 +86,35 @@ vllm:num_requests_running{model_name="b"} 2
 vllm:num_requests_waiting{model_name="a"} 4
 # TYPE vllm:kv_cache_usage_perc gauge
 vllm:kv_cache_usage_perc{model_name="a"} 0.5
-`, 9, 0.5, ""},
+`, loadPage{load: 9, kv: 0.5}, ""},
 		"older": {`# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running 1
 # TYPE vllm:gpu_cache_usage_perc gauge
 vllm:gpu_cache_usage_perc 0.85
-`, 1, 0.85, ""},
-		"untyped":                  {"vllm:num_requests_running 2\nvllm:num_requests_waiting 5\nvllm:kv_cache_usage_perc 0.25\n", 7, 0.25, ""},
-		"kv above 1 reads as full": {"vllm:num_requests_running 0\nvllm:kv_cache_usage_perc 3\n", 0, 1, ""},
-		"not vllm":                 {"# TYPE up gauge\nup 1\n", 0, 0, "not vLLM's metrics"},
-		"garbage":                  {"{{{", 0, 0, "not a Prometheus text page"},
-		"negative":                 {"vllm:num_requests_running -4\n", 0, 0, "is not a count"},
-		"NaN":                      {"vllm:num_requests_waiting NaN\n", 0, 0, "is not a count"},
-		"infinite":                 {"vllm:num_requests_running +Inf\n", 0, 0, "is not a count"},
-		"absurd":                   {"vllm:num_requests_running 1e300\n", 0, 0, "is not a count"},
+`, loadPage{load: 1, kv: 0.85}, ""},
+		"untyped":                  {"vllm:num_requests_running 2\nvllm:num_requests_waiting 5\nvllm:kv_cache_usage_perc 0.25\n", loadPage{load: 7, kv: 0.25}, ""},
+		"kv above 1 reads as full": {"vllm:num_requests_running 0\nvllm:kv_cache_usage_perc 3\n", loadPage{kv: 1}, ""},
+		"not vllm":                 {"# TYPE up gauge\nup 1\n", loadPage{}, "not vLLM's metrics"},
+		"garbage":                  {"{{{", loadPage{}, "not a Prometheus text page"},
+		"negative":                 {"vllm:num_requests_running -4\n", loadPage{}, "is not a count"},
+		"NaN":                      {"vllm:num_requests_waiting NaN\n", loadPage{}, "is not a count"},
+		"infinite":                 {"vllm:num_requests_running +Inf\n", loadPage{}, "is not a count"},
+		"absurd":                   {"vllm:num_requests_running 1e300\n", loadPage{}, "is not a count"},
 		"absurd in sum": {`vllm:num_requests_running{a="1"} 6e8
 vllm:num_requests_running{a="2"} 6e8
-`, 0, 0, "is not a load"},
-		"NaN KV": {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc NaN\n", 0, 0, "is not a count or a fraction"},
+`, loadPage{}, "is not a load"},
+		"NaN KV": {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc NaN\n", loadPage{}, "is not a count or a fraction"},
 	}
 	for name, p := range pages {
 		t.Run(name, func(t *testing.T) {
-			load, kv, err := parseLoad([]byte(p.body))
+			got, err := parseLoad([]byte(p.body))
 			switch {
 			case p.wantErr == "" && err != nil:
 				t.Fatalf("parseLoad: %v", err)
 			case p.wantErr != "" && (err == nil || !strings.Contains(err.Error(), p.wantErr)):
 				t.Fatalf("parseLoad error = %v; want one that says %q", err, p.wantErr)
-			case load != p.load || kv != p.kv:
-				t.Errorf("parseLoad = %d, %v; want %d, %v", load, kv, p.load, p.kv)
+			case got != p.want:
+				t.Errorf("parseLoad = %+v; want %+v", got, p.want)
 			}
 		})
 	}
@@ -108,7 +160,8 @@ func TestReadLoad(t *testing.T) {
 			srv := httptest.NewServer(c.handler)
 			defer srv.Close()
 			client := scrapeClient(5 * time.Second)
-			load, _, err := readLoad(context.Background(), client, srv.URL)
+			got, err := readLoad(context.Background(), client, srv.URL)
+			load := got.load
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatalf("readLoad: %v", err)
@@ -122,26 +175,40 @@ func TestReadLoad(t *testing.T) {
 }
 
 // FuzzParseLoad: any page either fails or gives a load and a KV usage the
-// router can use as they are (a count, a fraction).
+// router can use as they are (a count, a fraction), and prefix-cache
+// counts that are token counts (or none).
 func FuzzParseLoad(f *testing.F) {
 	f.Add([]byte("vllm:num_requests_running{model_name=\"a\"} 3\nvllm:num_requests_waiting 4\nvllm:kv_cache_usage_perc 0.5\n"))
 	f.Add([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc 0.85\n"))
 	f.Add([]byte("vllm:num_requests_running NaN\n"))
 	f.Add([]byte("vllm:num_requests_running 1e300\nvllm:num_requests_waiting -1\n"))
 	f.Add([]byte("# HELP x y\n# TYPE vllm:num_requests_running histogram\nvllm:num_requests_running_bucket{le=\"1\"} 2\n"))
+	f.Add([]byte("# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{engine=\"0\"} 100.0\n" +
+		"vllm:prefix_cache_queries_total{engine=\"1\"} 50.0\n# TYPE vllm:prefix_cache_hits_total counter\n" +
+		"vllm:prefix_cache_hits_total{engine=\"0\"} 80.0\nvllm:num_requests_running 1\n"))
+	f.Add([]byte("vllm:num_requests_running 0\nvllm:gpu_prefix_cache_queries_total 9e15\nvllm:gpu_prefix_cache_hits_total NaN\n"))
+	f.Add([]byte("# TYPE vllm:prefix_cache_queries counter\nvllm:prefix_cache_queries_total 1\nvllm:prefix_cache_hits_total 1\nvllm:num_requests_waiting 0\n"))
 	f.Fuzz(func(t *testing.T, page []byte) {
-		load, kv, err := parseLoad(bytes.Clone(page))
+		p, err := parseLoad(bytes.Clone(page))
 		if err != nil {
-			if load != 0 || kv != 0 {
-				t.Fatalf("failed page gave %d, %v", load, kv)
+			if p != (loadPage{}) {
+				t.Fatalf("failed page gave %+v", p)
 			}
 			return
 		}
-		if load < 0 || load > maxReportedLoad {
-			t.Fatalf("load %d out of range", load)
+		if p.load < 0 || p.load > maxReportedLoad {
+			t.Fatalf("load %d out of range", p.load)
 		}
-		if math.IsNaN(kv) || kv < 0 || kv > 1 {
-			t.Fatalf("kv %v out of range", kv)
+		if math.IsNaN(p.kv) || p.kv < 0 || p.kv > 1 {
+			t.Fatalf("kv %v out of range", p.kv)
+		}
+		for _, v := range []float64{p.prefixQueries, p.prefixHits} {
+			if !(v >= 0 && v <= maxTokenCount) {
+				t.Fatalf("prefix-cache count %v out of range", v)
+			}
+		}
+		if !p.hasPrefix && (p.prefixQueries != 0 || p.prefixHits != 0) {
+			t.Fatalf("prefix-cache counts %+v from a page without them", p)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +90,98 @@ func value(m *dto.Metric) float64 {
 		return c.GetValue()
 	}
 	return m.GetGauge().GetValue()
+}
+
+// A backend's prefix-cache counters appear as read, the hit ratio once two
+// reads saw tokens queried between them; a restart (counters reset) or an
+// idle interval leaves the ratio out, and a stale read or a removed
+// backend leaves all three out.
+func TestMetricsPrefixCache(t *testing.T) {
+	const model, url = "m", "http://10.0.0.1:8000"
+	cfg := &config.Config{Models: []config.Model{{Name: model, Backends: []config.Backend{{URL: url, Slots: 4}}}}}
+	region, err := shm.Create(cfg.CellsNeeded(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer region.Close()
+	if err := cells.Alloc(region, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := &supervisor{region: region, cfg: cfg, gen: 1}
+	cell := shm.BackendCell(model, url)
+	scrape := func() map[string]float64 {
+		t.Helper()
+		fams, err := newMetrics(s).reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range fams {
+			if !strings.HasPrefix(f.GetName(), "sluice_backend_prefix_cache_") {
+				continue
+			}
+			if len(f.GetMetric()) != 1 {
+				t.Fatalf("%s has %d series, want 1", f.GetName(), len(f.GetMetric()))
+			}
+			m := f.GetMetric()[0]
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["model"] != model || labels["backend"] != url {
+				t.Fatalf("%s has labels %v", f.GetName(), labels)
+			}
+			counter := m.GetCounter() != nil
+			if want := strings.HasSuffix(f.GetName(), "_total"); counter != want {
+				t.Errorf("%s: a counter is %v, want %v", f.GetName(), counter, want)
+			}
+			out[f.GetName()] = value(m)
+		}
+		return out
+	}
+	const queries, hits, ratio = "sluice_backend_prefix_cache_queries_total", "sluice_backend_prefix_cache_hits_total", "sluice_backend_prefix_cache_hit_ratio"
+	check := func(what string, want map[string]float64) {
+		t.Helper()
+		got := scrape()
+		if len(got) != len(want) {
+			t.Errorf("%s: series %v, want %v", what, got, want)
+			return
+		}
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %s = %v (present %v), want %v", what, k, g, ok, v)
+			}
+		}
+	}
+	ctx := context.Background()
+	read := func(q, h float64) {
+		s.recordPrefix(ctx, cell, loadPage{prefixQueries: q, prefixHits: h, hasPrefix: true}, time.Now())
+	}
+	check("before any read", nil)
+	read(1000, 200)
+	check("after one read", map[string]float64{queries: 1000, hits: 200})
+	read(1400, 500) // 300 of 400 tokens hit
+	check("after two reads", map[string]float64{queries: 1400, hits: 500, ratio: 0.75})
+	read(1400, 500)
+	check("idle", map[string]float64{queries: 1400, hits: 500})
+	read(1500, 600) // hits read a little ahead of queries (the page is not one snapshot)
+	check("all hit", map[string]float64{queries: 1500, hits: 600, ratio: 1})
+	read(100, 0) // the backend restarted
+	check("after a restart", map[string]float64{queries: 100, hits: 0})
+	read(300, 50)
+	check("after the restart", map[string]float64{queries: 300, hits: 50, ratio: 0.25})
+	s.recordPrefix(ctx, cell, loadPage{}, time.Now()) // a page without the counters
+	check("a page without them", nil)
+	s.recordPrefix(ctx, cell, loadPage{prefixQueries: 10, prefixHits: 5, hasPrefix: true}, time.Now().Add(-shm.StaleLoad))
+	check("stale", nil)
+	read(20, 5)
+	s.forgetPrefix(cell) // its scraper was stopped
+	check("forgotten", nil)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	s.recordPrefix(stopped, cell, loadPage{prefixQueries: 10, prefixHits: 5, hasPrefix: true}, time.Now())
+	check("read by a stopped scraper", nil)
+	if len(s.prefix) != 0 {
+		t.Errorf("entries left: %v", s.prefix)
+	}
 }

@@ -84,6 +84,8 @@ type supervisor struct {
 	bgDone        chan struct{} // closed when the background goroutines must end
 	watches       map[string]*watch
 	scrapers      map[string]*scraper
+	prefixMu      sync.Mutex               // guards prefix
+	prefix        map[string]prefixFigures // by backend cell: see recordPrefix
 	cfgMu         sync.Mutex
 	static        *config.Config     // the configuration file as parsed
 	disc          config.Discovered  // backends found by service discovery, all of them

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/tests/fakenomad"
@@ -229,6 +230,41 @@ func TestKVSaturatedBackendIsFull(t *testing.T) {
 	if code := <-done; code != 200 {
 		t.Fatalf("queued request: %d", code)
 	}
+}
+
+// The admin /metrics carries each backend's prefix-cache counters as read
+// from its /metrics with the load, and the hit ratio between two reads.
+func TestBackendPrefixCacheMetrics(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	be.SetPrefixCache(200, 1000)
+	g := startGateway(t, baseConfig(be.URL(), "off", ""))
+	lbl := map[string]string{"model": "m", "backend": be.URL()}
+	await(t, "the counters as read", func() bool {
+		q, _ := g.metric("sluice_backend_prefix_cache_queries_total", lbl)
+		h, _ := g.metric("sluice_backend_prefix_cache_hits_total", lbl)
+		return q == 1000 && h == 200
+	})
+	if _, ok := g.metric("sluice_backend_prefix_cache_hit_ratio", lbl); ok {
+		t.Fatal("a hit ratio while no token was queried")
+	}
+	// Traffic of which 3 tokens in 4 hit, growing faster than the reads
+	// come, so that every interval sees some.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for n := int64(1); ; n++ {
+			be.SetPrefixCache(200+300*n, 1000+400*n)
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	await(t, "the hit ratio", func() bool {
+		v, ok := g.metric("sluice_backend_prefix_cache_hit_ratio", lbl)
+		return ok && v == 0.75
+	})
 }
 
 // A Nomad instance whose address makes no URL (an IPv6 zone, a space,

@@ -114,6 +114,8 @@ type Server struct {
 	failWith atomic.Int64  // status completions are answered with; 0: answer them
 	kvUsage  atomic.Uint64 // math.Float64bits of the KV-cache usage /metrics reports
 	metricsN atomic.Int64  // GET /metrics answered
+	apcHits  atomic.Int64  // vllm:prefix_cache_hits /metrics reports (SetPrefixCache)
+	apcQuery atomic.Int64  // vllm:prefix_cache_queries
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
@@ -182,6 +184,13 @@ func (s *Server) SetFailStatus(code int) { s.failWith.Store(int64(code)) }
 
 // SetKVUsage sets the KV-cache usage (0-1) /metrics reports.
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
+
+// SetPrefixCache sets the prefix-cache counters /metrics reports, in
+// tokens: hits of queries (0 and 0 at start; the fake caches nothing).
+func (s *Server) SetPrefixCache(hits, queries int64) {
+	s.apcHits.Store(hits)
+	s.apcQuery.Store(queries)
+}
 
 // MetricsReads is the number of /metrics pages answered so far: a test
 // awaits the next one to know the gateway has read the load of a moment.
@@ -674,7 +683,11 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		"# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"+
 		"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"fake\"} 0\n"+
 		"# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"+
-		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} %g\n", s.running.Load(),
-		math.Float64frombits(s.kvUsage.Load()))
+		"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"fake\"} %g\n"+
+		"# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n"+
+		"# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{model_name=\"fake\"} %d\n"+
+		"# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n"+
+		"# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total{model_name=\"fake\"} %d\n",
+		s.running.Load(), math.Float64frombits(s.kvUsage.Load()), s.apcQuery.Load(), s.apcHits.Load())
 	s.metricsN.Add(1)
 }

@@ -40,3 +40,24 @@ func TestChatStream(t *testing.T) {
 		t.Fatalf("%+v", evs)
 	}
 }
+
+// /metrics reports the prefix-cache counters SetPrefixCache sets, as vLLM
+// names them in the text format (0 until set).
+func TestMetricsPrefixCache(t *testing.T) {
+	s := start(t, Options{})
+	want := func(queries, hits string) {
+		t.Helper()
+		_, page := call(t, s, "GET", "/metrics", "")
+		for _, line := range []string{
+			"# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{model_name=\"fake\"} " + queries + "\n",
+			"# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total{model_name=\"fake\"} " + hits + "\n",
+		} {
+			if !strings.Contains(page, line) {
+				t.Fatalf("the page lacks %q:\n%s", line, page)
+			}
+		}
+	}
+	want("0", "0")
+	s.SetPrefixCache(300, 1000)
+	want("1000", "300")
+}
