@@ -73,12 +73,10 @@ var (
 		"A backend's own count of requests running and waiting, from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
 	descBackendKV = prometheus.NewDesc("sluice_backend_kv_cache_usage",
 		"A backend's KV-cache usage (0-1), from its /metrics (absent while stale).", []string{"model", "backend"}, nil)
-	descPrefixQueries = prometheus.NewDesc("sluice_backend_prefix_cache_queries_total",
-		"A backend's prefix-cache queries in tokens (vllm:prefix_cache_queries), its own counter as read from its /metrics (absent while stale; a backend restart resets it).", []string{"model", "backend"}, nil)
-	descPrefixHits = prometheus.NewDesc("sluice_backend_prefix_cache_hits_total",
-		"A backend's prefix-cache hits in tokens (vllm:prefix_cache_hits), its own counter as read from its /metrics (absent while stale; a backend restart resets it).", []string{"model", "backend"}, nil)
-	descPrefixRatio = prometheus.NewDesc("sluice_backend_prefix_cache_hit_ratio",
-		"A backend's prefix-cache hits over queries (0-1) between its last two reads of /metrics (absent until two reads, when no token was queried between them, or while stale).", []string{"model", "backend"}, nil)
+	descPrefixQueries = prometheus.NewDesc("sluice_backend_prefix_cache_queries_total", "A backend's prefix-cache queries in tokens (vllm:prefix_cache_queries), its own counter as read from its /metrics (absent while stale; a backend restart resets it).", []string{"model", "backend"}, nil)
+	descPrefixHits    = prometheus.NewDesc("sluice_backend_prefix_cache_hits_total", "A backend's prefix-cache hits in tokens (vllm:prefix_cache_hits), its own counter as read from its /metrics (absent while stale; a backend restart resets it).", []string{"model", "backend"}, nil)
+	descPrefixRatio   = prometheus.NewDesc("sluice_backend_prefix_cache_hit_ratio", "A backend's prefix-cache hits over queries (0-1) between its last two reads of /metrics (absent until two reads, when no token was queried between them, or while stale).", []string{"model", "backend"}, nil)
+
 	descKeyUp = prometheus.NewDesc("sluice_backend_key_up",
 		"1 while a provider key (api_keys_env, by its variable) is in rotation and not resting after a 429; 0 while it is out (401/403, until a reload) or resting.",
 		[]string{"model", "backend", "key"}, nil)

@@ -20,14 +20,7 @@ func TestMetricsProviderKeys(t *testing.T) {
 	const model, url = "m", "https://api.example:443"
 	keys := []string{"KEY_A", "KEY_B", "KEY_C"}
 	cfg := &config.Config{Models: []config.Model{{Name: model, Backends: []config.Backend{{URL: url, Slots: 4, APIKeysEnv: keys}}}}}
-	region, err := shm.Create(cfg.CellsNeeded(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer region.Close()
-	if err := cells.Alloc(region, cfg); err != nil {
-		t.Fatal(err)
-	}
+	region := regionFor(t, cfg)
 	region.SetGeneration(1)
 	set := func(key string, i int, v int64) { *region.Lookup(shm.BackendKeyCell(model, url, key)).Scalar(i) = v }
 	set("KEY_A", shm.BackendKeyRequestsScalar, 7)
@@ -85,6 +78,21 @@ func TestMetricsProviderKeys(t *testing.T) {
 	}
 }
 
+// regionFor is a private region of two columns with the cells of cfg,
+// closed at the end of the test.
+func regionFor(t *testing.T, cfg *config.Config) *shm.Region {
+	t.Helper()
+	region, err := shm.Create(cfg.CellsNeeded(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { region.Close() })
+	if err := cells.Alloc(region, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return region
+}
+
 func value(m *dto.Metric) float64 {
 	if c := m.GetCounter(); c != nil {
 		return c.GetValue()
@@ -99,14 +107,7 @@ func value(m *dto.Metric) float64 {
 func TestMetricsPrefixCache(t *testing.T) {
 	const model, url = "m", "http://10.0.0.1:8000"
 	cfg := &config.Config{Models: []config.Model{{Name: model, Backends: []config.Backend{{URL: url, Slots: 4}}}}}
-	region, err := shm.Create(cfg.CellsNeeded(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer region.Close()
-	if err := cells.Alloc(region, cfg); err != nil {
-		t.Fatal(err)
-	}
+	region := regionFor(t, cfg)
 	s := &supervisor{region: region, cfg: cfg, gen: 1}
 	cell := shm.BackendCell(model, url)
 	scrape := func() map[string]float64 {
