@@ -709,7 +709,11 @@ func (s *scanner) messages(kind objectKind) {
 		obj := s.i < len(s.b) && s.b[s.i] == '{'
 		if obj {
 			s.user = false
-			s.object(kind)
+			if conv || kind == messageObject {
+				s.object(kind)
+			} else {
+				s.object(plainObject) // an item past the conversation: only validated
+			}
 		} else {
 			s.value()
 		}
