@@ -99,3 +99,53 @@ func TestAffinitySpillsToFreeSlot(t *testing.T) {
 		t.Fatalf("queued request: %d", code)
 	}
 }
+
+// Many users of one app, sharing its system prompt, spread over the
+// backends (the key is the conversation up to its first user turn, not
+// messages[0]), while each user's later turns, which resend the history,
+// stay on the backend of their first.
+func TestAffinityConversationKey(t *testing.T) {
+	bes, cfg := threeBackends(t, 8, "")
+	g := startGateway(t, cfg)
+	client := freshClient() // new connections: both workers take part
+	// backendOf sends body and returns the one backend that received it.
+	backendOf := func(body string) int {
+		t.Helper()
+		before := make([]int, len(bes))
+		for i, be := range bes {
+			before[i] = len(be.Received())
+		}
+		if res, out := post(t, client, g.URL+"/v1/chat/completions", keyAll, []byte(body), nil); res.StatusCode != 200 {
+			t.Fatalf("status %d: %s", res.StatusCode, out)
+		}
+		got := -1
+		for i, be := range bes {
+			if len(be.Received()) != before[i] {
+				got = i
+			}
+		}
+		return got
+	}
+	const system = `{"role":"system","content":"You are the assistant of ExampleApp. Answer briefly and politely."}`
+	const users = 30
+	home := make([]int, users)
+	spread := make([]int, len(bes))
+	for u := range users {
+		home[u] = backendOf(fmt.Sprintf(`{"model":"m","messages":[%s,{"role":"user","content":"hello, I am user %d"}]}`, system, u))
+		spread[home[u]]++
+	}
+	for i, n := range spread {
+		if n == 0 {
+			t.Fatalf("%d users sharing a system prompt, none on backend %d: %v", users, i, spread)
+		}
+	}
+	for u := range users {
+		history := fmt.Sprintf(`%s,{"role":"user","content":"hello, I am user %d"}`, system, u)
+		for turn := 2; turn <= 3; turn++ {
+			history += fmt.Sprintf(`,{"role":"assistant","content":"answer %d"},{"role":"user","content":"question %d"}`, turn-1, turn)
+			if b := backendOf(`{"model":"m","stream":false,"messages":[` + history + `]}`); b != home[u] {
+				t.Fatalf("user %d: turn 1 on backend %d, turn %d on %d", u, home[u], turn, b)
+			}
+		}
+	}
+}

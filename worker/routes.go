@@ -338,17 +338,30 @@ func (k *keyRoute) allows(model string) bool {
 }
 
 // affinityKey returns the request's affinity key and whether it has one:
-// its "user" when present, else (affinity prefix) its first message.
+// its "user" when present, else (affinity prefix) its conversation key,
+// the raw bytes of its instructions (Responses) or system (Messages)
+// followed by its conversation (reqscan.Request.Conversation: the
+// messages up to the end of the first user turn, a prompt's head), hashed
+// as one. A shared system prompt then no longer sends a whole app to one
+// backend, and a conversation's later turns, which resend its head, keep
+// the key of its first.
 func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool) {
 	switch {
 	case m.affinity == "none":
 		return 0, false
 	case r.User.Len() > 0:
 		return affinity.Key(body[r.User.Start:r.User.End]), true
-	case m.affinity == "prefix" && r.FirstContent.Len() > 0:
-		return affinity.Key(body[r.FirstContent.Start:r.FirstContent.End]), true
+	case m.affinity != "prefix":
+		return 0, false
 	}
-	return 0, false
+	head := r.Instructions
+	if head.Len() == 0 {
+		head = r.System
+	}
+	if head.Len() == 0 && r.Conversation.Len() == 0 {
+		return 0, false
+	}
+	return affinity.KeyOf(body[head.Start:head.End], body[r.Conversation.Start:r.Conversation.End]), true
 }
 
 // candidates returns the backends to try, in order, appended to dst: for a

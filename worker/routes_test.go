@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/worker/reqscan"
 )
 
 func hashOf(s string) string {
@@ -252,5 +253,97 @@ func TestReleaseWakesOtherModelsOfTheServer(t *testing.T) {
 	case <-q.kick:
 	default:
 		t.Fatal("a's release did not wake b's waiter")
+	}
+}
+
+// The conversation key names a conversation, not an app: users sharing a
+// system prompt (or instructions) get different keys, and a
+// conversation's later turns, which resend its head, keep its first turn's
+// key, in each API; "user" still wins.
+func TestConversationKey(t *testing.T) {
+	rt := mustCompile(t, &config.Config{Models: []config.Model{
+		{Name: "m", Affinity: "prefix", Backends: []config.Backend{{URL: "http://h:1", Slots: 1}}},
+		{Name: "u", Affinity: "user", Backends: []config.Backend{{URL: "http://h:1", Slots: 1}}},
+	}})
+	key := func(model string, set reqscan.Fields, body string) uint64 {
+		t.Helper()
+		r, err := reqscan.ScanWith([]byte(body), set)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		k, ok := rt.models[model].affinityKey([]byte(body), &r)
+		if !ok {
+			t.Fatalf("no key for %s", body)
+		}
+		return k
+	}
+	m := func(set reqscan.Fields, body string) uint64 { return key("m", set, body) }
+	const sys = `{"role":"system","content":"You are the helpful assistant of ExampleApp."}`
+	chat := func(user, msgs string) string {
+		return `{"model":"m",` + user + `"messages":[` + sys + `,{"role":"user","content":"` + msgs + `"}` + `]}`
+	}
+	alice1 := chat("", "I am Alice")
+	bob1 := chat("", "I am Bob")
+	if m(reqscan.ChatFields, alice1) == m(reqscan.ChatFields, bob1) {
+		t.Error("chat: two users sharing a system prompt got one key")
+	}
+	alice3 := `{"model":"m","messages":[` + sys + `,{"role":"user","content":"I am Alice"},{"role":"assistant","content":"Hi"},` +
+		`{"role":"user","content":"more"},{"role":"assistant","content":"ok"},{"role":"user","content":"and more"}],"stream":true}`
+	if m(reqscan.ChatFields, alice1) != m(reqscan.ChatFields, alice3) {
+		t.Error("chat: turn 3 of a conversation left turn 1's key")
+	}
+	if m(reqscan.ChatFields, chat(`"user":"u1",`, "I am Alice")) != m(reqscan.ChatFields, chat(`"user":"u1",`, "I am Bob")) {
+		t.Error(`chat: "user" did not win`)
+	}
+
+	const ins = `"instructions":"You are the helpful assistant of ExampleApp.",`
+	resp1 := func(first string) string {
+		return `{"model":"m",` + ins + `"input":[{"role":"user","content":"` + first + `"}]}`
+	}
+	resp3 := `{"model":"m",` + ins + `"input":[{"role":"user","content":"I am Alice"},{"type":"message","role":"assistant","content":"Hi"},{"role":"user","content":"more"}]}`
+	if m(reqscan.ResponsesFields, resp1("I am Alice")) == m(reqscan.ResponsesFields, resp1("I am Bob")) {
+		t.Error("responses: two users sharing instructions got one key")
+	}
+	if m(reqscan.ResponsesFields, resp1("I am Alice")) != m(reqscan.ResponsesFields, resp3) {
+		t.Error("responses: a longer input left the first turn's key")
+	}
+	other := strings.Replace(resp1("I am Alice"), "ExampleApp", "OtherApp", 1)
+	if m(reqscan.ResponsesFields, resp1("I am Alice")) == m(reqscan.ResponsesFields, other) {
+		t.Error("responses: instructions are not in the key")
+	}
+	if m(reqscan.ResponsesFields, `{"model":"m",`+ins+`"input":"I am Alice"}`) == m(reqscan.ResponsesFields, `{"model":"m",`+ins+`"input":"I am Bob"}`) {
+		t.Error("responses: string inputs of two users got one key")
+	}
+
+	const system = `"system":"You are the helpful assistant of ExampleApp.","max_tokens":64,`
+	msg1 := func(first string) string {
+		return `{"model":"m",` + system + `"messages":[{"role":"user","content":"` + first + `"}]}`
+	}
+	msg3 := `{"model":"m",` + system + `"messages":[{"role":"user","content":"I am Alice"},{"role":"assistant","content":"Hi"},{"role":"user","content":"more"}]}`
+	if m(reqscan.MessagesFields, msg1("I am Alice")) == m(reqscan.MessagesFields, msg1("I am Bob")) {
+		t.Error("messages: two users sharing a system prompt got one key")
+	}
+	if m(reqscan.MessagesFields, msg1("I am Alice")) != m(reqscan.MessagesFields, msg3) {
+		t.Error("messages: turn 3 left turn 1's key")
+	}
+	if m(reqscan.MessagesFields, msg1("I am Alice")) == m(reqscan.MessagesFields, strings.Replace(msg1("I am Alice"), "ExampleApp", "OtherApp", 1)) {
+		t.Error("messages: system is not in the key")
+	}
+
+	long := strings.Repeat("few-shot example. ", 300) // > 4 KiB
+	if m(reqscan.ChatFields, `{"model":"m","prompt":"`+long+`A"}`) != m(reqscan.ChatFields, `{"model":"m","prompt":"`+long+`B"}`) {
+		t.Error("completions: prompts sharing their first 4 KiB got different keys")
+	}
+	if m(reqscan.ChatFields, `{"model":"m","prompt":"Alice"}`) == m(reqscan.ChatFields, `{"model":"m","prompt":"Bob"}`) {
+		t.Error("completions: different prompts got one key")
+	}
+
+	// affinity: user keys on "user" only.
+	r, _ := reqscan.Scan([]byte(alice1))
+	if _, ok := rt.models["u"].affinityKey([]byte(alice1), &r); ok {
+		t.Error("affinity user: a key without a user")
+	}
+	if key("u", reqscan.ChatFields, chat(`"user":"u1",`, "x")) != m(reqscan.ChatFields, chat(`"user":"u1",`, "y")) {
+		t.Error("affinity user: the user's key differs from prefix's")
 	}
 }

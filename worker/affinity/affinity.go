@@ -1,6 +1,6 @@
 // Package affinity ranks a model's backends for a request by rendezvous
 // (highest-random-weight) hashing, so the same affinity key — a user, or
-// the first message of a conversation — lands on the same backend from
+// the head of a conversation — lands on the same backend from
 // every worker and every gateway replica, keeping vLLM's prefix cache warm,
 // and a backend joining or leaving moves only its own share of keys.
 //
@@ -18,6 +18,21 @@ func Seed(backendURL string) uint64 { return xxh3.HashString(backendURL) }
 // Key hashes an affinity key's bytes (XXH3: this is not a security use,
 // and SHA-256 here was most of the CPU of a 100 KB request elsewhere).
 func Key(b []byte) uint64 { return xxh3.Hash(b) }
+
+// KeyOf hashes an affinity key held in two pieces of the body (a prompt's
+// head — instructions, system — and its conversation) as one: the XXH3 of
+// head followed by rest, streamed, so KeyOf(nil, b) == Key(b) and every
+// replica computes the same key.
+func KeyOf(head, rest []byte) uint64 {
+	if len(head) == 0 {
+		return xxh3.Hash(rest)
+	}
+	var h xxh3.Hasher
+	h.Reset()
+	h.Write(head)
+	h.Write(rest)
+	return h.Sum64()
+}
 
 // score mixes a key with a backend seed (the splitmix64 finalizer): a
 // uniform, independent weight per (key, backend) pair.

@@ -84,3 +84,25 @@ func BenchmarkPick16(b *testing.B) {
 		Rank(key, s, o[:])
 	}
 }
+
+// KeyOf is the XXH3 of its two pieces joined, at every length (XXH3's
+// short, medium and streamed-block paths), without allocating.
+func TestKeyOf(t *testing.T) {
+	buf := make([]byte, 5000)
+	for i := range buf {
+		buf[i] = byte(i*7 + i>>8)
+	}
+	for _, n := range []int{0, 1, 3, 16, 17, 128, 129, 240, 241, 1024, 1100, 4096, 5000} {
+		for _, cut := range []int{0, 1, n / 2, n} {
+			if cut > n {
+				continue
+			}
+			if got, want := KeyOf(buf[:cut], buf[cut:n]), Key(buf[:n]); got != want {
+				t.Fatalf("KeyOf(%d+%d bytes) = %x, Key = %x", cut, n-cut, got, want)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { KeyOf(buf[:100], buf[100:3000]) }); a != 0 {
+		t.Fatalf("KeyOf allocates %v times", a)
+	}
+}

@@ -80,3 +80,28 @@ func BenchmarkScanSmall(b *testing.B) {
 		}
 	}
 }
+
+// responsesBody is a Responses request at turn 5 of a conversation that
+// resends its history: instructions and ten input items, the role of each
+// read for the conversation key.
+var responsesBody = func() []byte {
+	items := []map[string]string{}
+	for i := 0; i < 5; i++ {
+		items = append(items, map[string]string{"role": "user", "content": "Question " + strings.Repeat("about the weather ", 10)},
+			map[string]string{"type": "message", "role": "assistant", "content": "Answer " + strings.Repeat("it will rain ", 20)})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "llama-3.1-8b", "stream": true, "max_output_tokens": 256,
+		"instructions": "You are a helpful assistant.", "input": items})
+	return b
+}()
+
+// BenchmarkScanResponses is the scan of a multi-turn Responses request.
+func BenchmarkScanResponses(b *testing.B) {
+	b.SetBytes(int64(len(responsesBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ScanWith(responsesBody, ResponsesFields); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

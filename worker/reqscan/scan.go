@@ -41,8 +41,20 @@ type Request struct {
 	UsageValue   Span // raw value of stream_options.include_usage
 	User         Span // raw value of "user" (a JSON string, quotes included)
 	FirstContent Span // raw value of the first prompt-bearing member: messages[0].content, "prompt", "input", "query"…
-	Messages     int  // number of messages
-	PromptBytes  int  // bytes of every prompt-bearing member (for messages, of each message's content)
+
+	// Conversation is the raw bytes that name the conversation (the
+	// affinity key's, with Instructions or System before them): of
+	// "messages", or of an "input" or "prompt" array of objects, from the
+	// start of element 0 to the end of the first element with a plain
+	// "role": "user" member (element 0 alone if none has); of a string, or
+	// an array whose first element is not an object, its first
+	// ConversationCap bytes (of element 0 when that is a string or an
+	// array); else FirstContent's first ConversationCap bytes. Placement
+	// only: a role written with escapes, duplicated or not a string is not
+	// refused, it only ends the conversation elsewhere.
+	Conversation Span
+	Messages     int // number of messages
+	PromptBytes  int // bytes of every prompt-bearing member (for messages, of each message's content)
 	MaxTokens    int64
 	ObjectEnd    int // offset of the top-level object's closing '}'
 
@@ -63,6 +75,10 @@ type Request struct {
 
 	System Span // raw value of "system" (a string or an array of blocks): the head of the prompt
 }
+
+// ConversationCap is how many bytes of a string prompt (a completion's
+// "prompt", a Responses string "input") name its conversation: its head.
+const ConversationCap = 4096
 
 // MaxDepth is how deeply arrays and objects may nest. encoding/json stops
 // at 10,000; Python's json module, which vLLM reads bodies with, fails
@@ -100,6 +116,7 @@ type scanner struct {
 	depth int
 	err   *SyntaxError // the first syntax error: scanning stops there
 	ferr  *FieldError  // the first field error: scanning goes on, a syntax error wins
+	user  bool         // the message or item being scanned has "role": "user"
 	r     Request      // by value: a *Request here made every scan allocate the Request (escape analysis sees the scanner flow to the returned error)
 }
 
@@ -111,6 +128,7 @@ const (
 	plainObject   objectKind = iota // only validated
 	requestObject                   // the top-level request
 	messageObject                   // an element of "messages"
+	itemObject                      // an object element of an "input" or "prompt" array: only its role is read
 	streamOptions                   // the "stream_options" object
 )
 
@@ -264,6 +282,7 @@ const (
 	fModel        // always read
 	fIncludeUsage // in stream_options
 	fContent      // in each element of messages
+	fRole         // in each element of messages, input and prompt: placement only, never refused
 	numFields
 )
 
@@ -283,6 +302,7 @@ var fieldNames = [numFields]string{
 	fDocuments: "documents", fQueries: "queries", fItems: "items", fData1: "data_1",
 	fData2: "data_2", fText1: "text_1", fText2: "text_2", fTokens: "tokens", fData: "data",
 	fIncludeUsage: "stream_options.include_usage", fContent: "messages[].content",
+	fRole: "messages[].role",
 }
 
 // topField returns the top-level field a (decoded) key names, whatever
@@ -394,13 +414,16 @@ func fieldOf(kind objectKind, key []byte, set Fields) field {
 	return f
 }
 
-// nestedField returns the field a key names in stream_options or a message.
+// nestedField returns the field a key names in stream_options, a message
+// or an item.
 func nestedField(kind objectKind, key []byte) field {
 	switch {
 	case kind == streamOptions && string(key) == "include_usage":
 		return fIncludeUsage
 	case kind == messageObject && string(key) == "content":
 		return fContent
+	case (kind == messageObject || kind == itemObject) && string(key) == "role":
+		return fRole
 	}
 	return noField
 }
@@ -432,6 +455,9 @@ func ScanWith(body []byte, f Fields) (Request, error) {
 	}
 	if s.ferr != nil {
 		return Request{}, s.ferr
+	}
+	if r.Conversation.Len() == 0 && r.FirstContent.Len() > 0 {
+		r.Conversation = capped(r.FirstContent)
 	}
 	if r.Model.Len() > 0 {
 		name, ok := DecodeString(string(body[r.Model.Start+1 : r.Model.End-1]))
@@ -478,7 +504,7 @@ func (s *scanner) object(kind objectKind) {
 		f := noField
 		if kind != plainObject {
 			if f = s.keyField(kind, ks); f != noField {
-				if seen&(1<<f) != 0 {
+				if seen&(1<<f) != 0 && f != fRole {
 					s.failField(f, ks, "duplicate key `"+fieldNames[f]+"`: send it once (the backend would read the last one)")
 				}
 				seen |= 1 << f
@@ -494,7 +520,9 @@ func (s *scanner) object(kind objectKind) {
 		start := s.i
 		switch {
 		case f == fMessages && s.i < len(s.b) && s.b[s.i] == '[':
-			s.messages()
+			s.messages(messageObject)
+		case (f == fInput || f == fPrompt) && s.i < len(s.b) && s.b[s.i] == '[':
+			s.messages(itemObject)
 		case f == fStreamOptions && s.i < len(s.b) && s.b[s.i] == '{':
 			s.object(streamOptions)
 		default:
@@ -526,7 +554,7 @@ func (s *scanner) keyField(kind objectKind, ks int) field {
 		return nestedField(kind, raw)
 	}
 	name, _ := DecodeString(string(raw)) // rare: keys seldom have escapes
-	if f := fieldOf(kind, []byte(name), s.r.Read); f != noField {
+	if f := fieldOf(kind, []byte(name), s.r.Read); f != noField && f != fRole {
 		s.failField(f, ks, "the key `"+fieldNames[f]+"` is written with escape sequences: write it plainly")
 	}
 	return noField
@@ -546,6 +574,10 @@ func (s *scanner) member(f field, v Span) {
 			r.StreamOpts = v
 		} else {
 			s.failField(f, v.Start, "stream_options must be an object")
+		}
+	case fRole:
+		if string(s.b[v.Start:v.End]) == `"user"` {
+			s.user = true
 		}
 	case fIncludeUsage:
 		r.UsageValue = v
@@ -593,8 +625,17 @@ func (s *scanner) member(f field, v Span) {
 		if r.FirstContent.Len() == 0 {
 			r.FirstContent = v
 		}
+		if (f == fPrompt || f == fInput) && s.b[v.Start] == '"' && r.Conversation.Len() == 0 {
+			r.Conversation = capped(v)
+		}
 		r.PromptBytes += v.Len()
 	}
+}
+
+// capped is v's first ConversationCap bytes.
+func capped(v Span) Span {
+	v.End = min(v.End, v.Start+ConversationCap)
+	return v
 }
 
 // optString returns v if it is a JSON string, a zero Span for null (as
@@ -647,30 +688,64 @@ func (s *scanner) count(f field, v Span) int64 {
 	return n
 }
 
-// messages scans the "messages" array: counts its elements, sums their
-// content sizes, and keeps the first content's span.
-func (s *scanner) messages() {
+// messages scans the "messages" array (kind messageObject: counts its
+// elements, sums their content sizes, keeps the first content's span) or
+// an "input" or "prompt" array (kind itemObject), and sets Conversation
+// from it, unless an earlier member did and this is not "messages".
+func (s *scanner) messages(kind objectKind) {
 	if !s.enter() {
 		return
 	}
 	defer s.leave()
+	start := s.i
 	if s.open(']') {
 		return
 	}
-	for s.err == nil {
+	conv := kind == messageObject || s.r.Conversation.Len() == 0 // still looking for the conversation's end
+	whole := false                                               // the conversation is the whole array, capped
+	for n := 0; s.err == nil; n++ {
 		s.ws()
-		if s.i < len(s.b) && s.b[s.i] == '{' {
-			s.object(messageObject)
+		es := s.i
+		obj := s.i < len(s.b) && s.b[s.i] == '{'
+		if obj {
+			s.user = false
+			if conv || kind == messageObject {
+				s.object(kind)
+			} else {
+				s.object(plainObject) // an item past the conversation: only validated
+			}
 		} else {
 			s.value()
 		}
 		if s.err != nil {
 			return
 		}
-		s.r.Messages++
-		if !s.endOfElement(']') {
-			return
+		if conv {
+			switch {
+			case n == 0 && !obj && kind == itemObject: // a prompt's strings or token ids
+				if c := s.b[es]; c == '"' || c == '[' {
+					s.r.Conversation = capped(Span{es, s.i})
+				} else {
+					whole = true
+				}
+				conv = false
+			case n == 0 || obj && s.user:
+				s.r.Conversation = Span{s.r.Conversation.Start, s.i}
+				if n == 0 {
+					s.r.Conversation.Start = es
+				}
+				conv = !(obj && s.user)
+			}
 		}
+		if kind == messageObject {
+			s.r.Messages++
+		}
+		if !s.endOfElement(']') {
+			break
+		}
+	}
+	if whole {
+		s.r.Conversation = capped(Span{start, s.i})
 	}
 }
 
