@@ -70,6 +70,9 @@ func TestScanAcceptsUnambiguous(t *testing.T) {
 		{`{"model":"m","messages":[{"content":"a","x":1,"x":2},{"content":"b"}],"tools":[{"model":"x","model":"y"}]}`, "m", false, 0},
 		{`{"model":"m","max_tokens":0}`, "m", false, 0},
 		{`{"model":"m","max_tokens":9223372036854775807}`, "m", false, math.MaxInt64},
+		{`{"model":"m","max_tokens":9223372036854775800}`, "m", false, math.MaxInt64 - 7}, // exact up to the last digit (fuzz found it saturated early)
+		{`{"model":"m","max_tokens":9223372036854775806}`, "m", false, math.MaxInt64 - 1},
+		{`{"model":"m","max_tokens":9223372036854775808}`, "m", false, math.MaxInt64},
 		{`{"model":"m","max_tokens":18446744073709551615}`, "m", false, math.MaxInt64},
 		{`{"model":"m","max_tokens":99999999999999999999999999999999999999}`, "m", false, math.MaxInt64},
 	}

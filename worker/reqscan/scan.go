@@ -679,11 +679,11 @@ func (s *scanner) count(f field, v Span) int64 {
 			s.failField(f, v.Start, fieldNames[f]+" must be a non-negative integer")
 			return 0
 		}
-		if n > (math.MaxInt64-9)/10 {
-			n = math.MaxInt64
-			continue
+		if d := int64(c - '0'); n > (math.MaxInt64-d)/10 {
+			n = math.MaxInt64 // saturated: stays there
+		} else {
+			n = n*10 + d
 		}
-		n = n*10 + int64(c-'0')
 	}
 	return n
 }
