@@ -82,6 +82,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tokens := s.tokens(r, req)
+	s.simulatePrefixCache(r, req, body, tokens, "")
 	stop := "end_turn"
 	if req.MaxTokens <= headerInt(r, "X-Fake-Tokens", s.opts.Tokens) {
 		stop = "max_tokens"

@@ -25,6 +25,24 @@
 // Options.Keys (or SetKeyAnswer) the inference endpoints answer by the
 // request's key (KeyRequests, Received.Key count them).
 //
+// With Options.PrefixCache the fake simulates vLLM's automatic prefix
+// caching at block granularity (prefixcache.go): each chat, completions,
+// Responses and Messages prompt, rendered to a canonical text (each
+// message's role and content in order, as a chat template would, so a
+// shared system prompt is a shared prefix and a conversation's next turn
+// extends this one's prompt and answer), is taken as tokens of
+// BytesPerToken bytes (default 4) and cut into blocks of BlockTokens
+// tokens (default 16); full blocks are chain-hashed (xxh3, each seeded by
+// the previous block's hash), the request's hit is its longest run of
+// leading cached blocks (at most its tokens less one, as vLLM), and all
+// its full blocks, the answer's included, are cached in an LRU of Blocks
+// blocks (default 4096). Queried and hit tokens add up in /metrics'
+// vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total
+// (PrefixCacheStats), in Received.CachedTokens and QueriedTokens, and in
+// the answer's usage: prompt_tokens_details.cached_tokens (chat,
+// completions), input_tokens_details.cached_tokens (Responses). Off by
+// default: nothing is cached and the answers are as without it.
+//
 // Per-request overrides, as request headers (the gateway forwards them);
 // they apply to every inference endpoint where they make sense (the
 // stream ones to the chat, completion, Responses and Messages streams):
@@ -83,6 +101,14 @@ type Options struct {
 	// is kept, every previous_response_id is unknown) and "background" is
 	// refused. By default the fake keeps responses, as vLLM with the store on.
 	ResponsesNoStore bool
+	// PrefixCache, when set, simulates vLLM's automatic prefix caching
+	// (prefixcache.go): each chat, completions, Responses and Messages
+	// request's prompt is cut into blocks, looked up and cached; the hit
+	// and queried tokens go to the /metrics counters (PrefixCacheStats),
+	// the request's record (Received.CachedTokens) and the answer's usage
+	// (prompt_tokens_details.cached_tokens, input_tokens_details.cached_tokens).
+	// Off (nil) by default: nothing is cached, answers say nothing of it.
+	PrefixCache *PrefixCacheOptions
 }
 
 // Received is what the server saw of one request.
@@ -101,6 +127,10 @@ type Received struct {
 	// Key is the key the request carried (Authorization: Bearer, or
 	// x-api-key), "" for none.
 	Key string
+	// CachedTokens and QueriedTokens are the request's prefix-cache hit and
+	// queried tokens, with Options.PrefixCache (0 without, or when the
+	// request was not served).
+	CachedTokens, QueriedTokens int
 }
 
 // Server is a running fake vLLM.
@@ -116,6 +146,7 @@ type Server struct {
 	metricsN atomic.Int64  // GET /metrics answered
 	apcHits  atomic.Int64  // vllm:prefix_cache_hits /metrics reports (SetPrefixCache)
 	apcQuery atomic.Int64  // vllm:prefix_cache_queries
+	apc      *prefixCache  // Options.PrefixCache's simulation; nil when off
 	mu       sync.Mutex
 	received []Received
 	gates    map[string]chan struct{}
@@ -145,6 +176,9 @@ func Start(addr string, o Options) (*Server, error) {
 		s.keys[k] = keyAnswer{status: code, retryAfter: "1"}
 	}
 	s.keysOn.Store(len(s.keys) > 0)
+	if o.PrefixCache != nil {
+		s.apc = newPrefixCache(*o.PrefixCache)
+	}
 	s.healthy.Store(true)
 	s.failWith.Store(int64(o.FailStatus))
 	mux := http.NewServeMux()
@@ -186,7 +220,8 @@ func (s *Server) SetFailStatus(code int) { s.failWith.Store(int64(code)) }
 func (s *Server) SetKVUsage(v float64) { s.kvUsage.Store(math.Float64bits(v)) }
 
 // SetPrefixCache sets the prefix-cache counters /metrics reports, in
-// tokens: hits of queries (0 and 0 at start; the fake caches nothing).
+// tokens: hits of queries (0 and 0 at start; the fake caches nothing
+// unless Options.PrefixCache is set, whose counts are then added to these).
 func (s *Server) SetPrefixCache(hits, queries int64) {
 	s.apcHits.Store(hits)
 	s.apcQuery.Store(queries)
@@ -228,6 +263,7 @@ type request struct {
 	Stream       bool
 	MaxTokens    int
 	IncludeUsage bool
+	rec          int // the request's index in Server.received; -1 when not recorded
 }
 
 // record reads and records the body, and reads the fields the fake uses
@@ -248,7 +284,7 @@ func (s *Server) recordBody(r *http.Request, allowEmpty bool) (request, []byte, 
 		return request{}, nil, fmt.Errorf("body is not JSON")
 	}
 	f := gjson.GetManyBytes(body, "model", "stream", "max_tokens", "stream_options.include_usage", "max_output_tokens")
-	req := request{Model: f[0].String(), Stream: f[1].Bool(), MaxTokens: int(f[2].Int()), IncludeUsage: f[3].Bool()}
+	req := request{Model: f[0].String(), Stream: f[1].Bool(), MaxTokens: int(f[2].Int()), IncludeUsage: f[3].Bool(), rec: -1}
 	if !f[2].Exists() {
 		req.MaxTokens = int(f[4].Int()) // the Responses API's name for it
 	}
@@ -261,6 +297,7 @@ func (s *Server) recordBody(r *http.Request, allowEmpty bool) (request, []byte, 
 	}
 	key := requestKey(r)
 	s.mu.Lock()
+	req.rec = len(s.received)
 	s.received = append(s.received, Received{FirstContent: first, Key: key,
 		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
 		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream, IncludeUsage: req.IncludeUsage,
@@ -452,11 +489,12 @@ func eachToken(r *http.Request, n int, interval time.Duration, hold chan struct{
 func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	s.running.Add(1)
 	defer s.running.Add(-1)
-	req, _, ok := s.begin(w, r, false, writeError)
+	req, body, ok := s.begin(w, r, false, writeError)
 	if !ok {
 		return
 	}
 	tokens := s.tokens(r, req)
+	cached, _ := s.simulatePrefixCache(r, req, body, tokens, "")
 	if !s.await(w, r, req.Stream) {
 		return
 	}
@@ -465,10 +503,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	prompt := int(r.ContentLength) / 4 // a rough token count, like a tokenizer would give
 	if !req.Stream {
-		writeAnswer(w, r, s.answerJSON(chat, id, created, req.Model, tokens, prompt, headerInt(r, "X-Fake-Prompt-Logprobs", 0)))
+		writeAnswer(w, r, s.answerJSON(chat, id, created, req.Model, tokens, prompt, s.cachedUsage(cached), headerInt(r, "X-Fake-Prompt-Logprobs", 0)))
 		return
 	}
-	s.answerStream(w, r, chat, id, created, req, tokens, prompt, s.interval(r), s.holdGate(r))
+	s.answerStream(w, r, chat, id, created, req, tokens, prompt, s.cachedUsage(cached), s.interval(r), s.holdGate(r))
 	s.holdEnd(r)
 }
 
@@ -550,9 +588,24 @@ func (s *Server) word(i int) string {
 	return w
 }
 
-func usageJSON(prompt, completion int) string {
-	return fmt.Sprintf(`{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d,"prompt_tokens_details":null}`,
-		prompt, prompt+completion, completion)
+// usageJSON is a usage object; cached is prompt_tokens_details'
+// cached_tokens, or -1 for "prompt_tokens_details":null (the simulation off).
+func usageJSON(prompt, completion, cached int) string {
+	details := "null"
+	if cached >= 0 {
+		details = fmt.Sprintf(`{"cached_tokens":%d}`, min(cached, prompt))
+	}
+	return fmt.Sprintf(`{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d,"prompt_tokens_details":%s}`,
+		prompt, prompt+completion, completion, details)
+}
+
+// cachedUsage is the cached_tokens an answer reports: cached with
+// Options.PrefixCache, -1 (none) without.
+func (s *Server) cachedUsage(cached int) int {
+	if s.apc == nil {
+		return -1
+	}
+	return cached
 }
 
 // contentJSON is the text of an answer of tokens tokens as a JSON string:
@@ -585,7 +638,7 @@ func (s *Server) contentJSON(tokens int) []byte {
 }
 
 // answerJSON is a whole (non-streamed) answer of tokens tokens.
-func (s *Server) answerJSON(chat bool, id string, created int64, model string, tokens, prompt, promptLogprobs int) []byte {
+func (s *Server) answerJSON(chat bool, id string, created int64, model string, tokens, prompt, cached, promptLogprobs int) []byte {
 	content := s.contentJSON(tokens)
 	if chat {
 		lp := "null"
@@ -593,10 +646,10 @@ func (s *Server) answerJSON(chat bool, id string, created int64, model string, t
 			lp = "[null" + strings.Repeat(`,{"1":{"logprob":-0.25,"rank":1,"decoded_token":"usage"}}`, promptLogprobs) + "]"
 		}
 		return fmt.Appendf(nil, `{"id":"chat%s","object":"chat.completion","created":%d,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"tool_calls":[]},"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s,"prompt_logprobs":%s}`,
-			id, created, model, content, usageJSON(prompt, tokens), lp)
+			id, created, model, content, usageJSON(prompt, tokens, cached), lp)
 	}
 	return fmt.Appendf(nil, `{"id":"%s","object":"text_completion","created":%d,"model":%q,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":"length","stop_reason":null}],"usage":%s}`,
-		id, created, model, content, usageJSON(prompt, tokens))
+		id, created, model, content, usageJSON(prompt, tokens, cached))
 }
 
 // answerStream writes one SSE event per token, like vLLM: each event is a
@@ -604,7 +657,7 @@ func (s *Server) answerJSON(chat bool, id string, created int64, model string, t
 // event, a usage-only event when stream_options.include_usage is set, and
 // "data: [DONE]".
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, chat bool, id string, created int64,
-	req request, tokens, prompt int, interval time.Duration, hold chan struct{}) {
+	req request, tokens, prompt, cached int, interval time.Duration, hold chan struct{}) {
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -643,7 +696,7 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, chat bool,
 			object = "chat.completion.chunk"
 		}
 		send(fmt.Sprintf(`{"id":"chat%s","object":"%s","created":%d,"model":%q,"choices":[],"usage":%s}`,
-			id, object, created, req.Model, usageJSON(prompt, tokens)))
+			id, object, created, req.Model, usageJSON(prompt, tokens, cached)))
 	}
 	send("[DONE]")
 }

@@ -88,7 +88,7 @@ func inputs(v gjson.Result) []gjson.Result {
 
 // promptUsage is vLLM's UsageInfo of a request without output.
 func promptUsage(body []byte) json.RawMessage {
-	return json.RawMessage(usageJSON(len(body)/4, 0))
+	return json.RawMessage(usageJSON(len(body)/4, 0, -1))
 }
 
 func modelName(req request) string {

@@ -104,6 +104,11 @@ type responseObject struct {
 	User               json.RawMessage `json:"user"`
 	InputMessages      json.RawMessage `json:"input_messages"`
 	OutputMessages     json.RawMessage `json:"output_messages"`
+
+	// cached is the prompt's prefix-cache hit tokens (Options.PrefixCache),
+	// conv the conversation after this response, for a next turn's prompt.
+	cached int
+	conv   string
 }
 
 // outputMessage is openai's ResponseOutputMessage (Summary: the extra
@@ -143,10 +148,12 @@ type responseUsage struct {
 	TotalTokens int `json:"total_tokens"`
 }
 
-func newResponseUsage(prompt, output int) *responseUsage {
+func newResponseUsage(prompt, output, cached int) *responseUsage {
 	u := &responseUsage{InputTokens: prompt, OutputTokens: output, TotalTokens: prompt + output}
+	cached = min(cached, prompt)
+	u.InputTokensDetails.CachedTokens = cached
 	u.InputTokensDetails.InputTokensPerTurn = []int{prompt}
-	u.InputTokensDetails.CachedTokensPerTurn = []int{0}
+	u.InputTokensDetails.CachedTokensPerTurn = []int{cached}
 	u.OutputTokensDetails.OutputTokensPerTurn = []int{output}
 	u.OutputTokensDetails.ToolOutputTokensPerTurn = []int{0}
 	return u
@@ -246,7 +253,7 @@ func (s *Server) completed(r responseObject, tokens, prompt int, cut bool) *resp
 		r.Output = []outputMessage{{ID: "msg_" + randomUUID(), Role: "assistant", Status: "completed", Type: "message",
 			Content: []outputText{{Annotations: json.RawMessage("[]"), Text: s.contentJSON(tokens), Type: "output_text"}}}}
 	}
-	r.Usage = newResponseUsage(prompt, tokens)
+	r.Usage = newResponseUsage(prompt, tokens, r.cached)
 	return &r
 }
 
@@ -272,11 +279,15 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt := len(body) / 4 // a rough token count, as for chat
+	var conv string         // the conversation continued (Options.PrefixCache)
 	if prev := m["previous_response_id"]; prev.Type == gjson.String {
 		s.mu.Lock()
 		p := s.stored[prev.String()]
 		if p != nil && p.Usage != nil { // the conversation so far is part of the prompt
 			prompt += p.Usage.InputTokens + p.Usage.OutputTokens
+		}
+		if p != nil {
+			conv = p.conv
 		}
 		s.mu.Unlock()
 		if p == nil {
@@ -285,11 +296,13 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tokens := s.tokens(r, req)
+	cached, conv := s.simulatePrefixCache(r, req, body, tokens, conv)
 	cut := req.MaxTokens > 0 && req.MaxTokens <= headerInt(r, "X-Fake-Tokens", s.opts.Tokens)
 	if !s.await(w, r, req.Stream) {
 		return
 	}
 	resp := newResponse(req, m, prompt)
+	resp.cached, resp.conv = cached, conv
 	if background && !req.Stream {
 		resp.Status = "queued"
 		s.mu.Lock()
