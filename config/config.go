@@ -151,8 +151,9 @@ type Model struct {
 	// Affinity keeps a conversation on one backend: "prefix" (the request's
 	// "user", else its first message), "user" (only "user") or "none".
 	Affinity string `yaml:"affinity"`
-	// AffinityLoadCap bounds affinity by load: a backend is skipped while its
-	// in-flight count would pass cap × (model in-flight + 1) / backends.
+	// AffinityLoadCap bounds affinity by load: a backend at half its slots
+	// or more is skipped while its in-flight count would pass
+	// cap × (model in-flight + 1) / backends (a full one always is).
 	AffinityLoadCap float64 `yaml:"affinity_load_cap"`
 	// Retries is how many more backends a request is tried on after a
 	// connection error or a 5xx/429 answer, while nothing has reached the

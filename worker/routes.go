@@ -318,6 +318,10 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 	return k
 }
 
+// busyAt is the load from which a backend's keys are bounded by the even
+// share (affinity_load_cap): half its slots.
+func busyAt(slots int64) int64 { return (slots + 1) / 2 }
+
 // lists reports whether one of the model's backends, in rotation or not,
 // is the server whose holderHash is h.
 func (m *modelRoute) lists(h uint64) bool {
@@ -366,8 +370,8 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 
 // candidates returns the backends to try, in order, appended to dst: for a
 // request with an affinity key, its rendezvous ranking with the first
-// backend whose load stays within the bound moved to the front; without a
-// key, round robin.
+// backend that keeps its keys (not saturated: see below) moved to the
+// front; without a key, round robin.
 func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)
@@ -404,13 +408,24 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		load = make([]int64, n)
 	}
 	var total int64
+	var fulls [16]bool
+	full := fulls[:]
+	if n > len(fulls) {
+		full = make([]bool, n)
+	}
 	regionNow := m.queue.q.region.Now()
 	for i, b := range m.backends {
-		load[i], _ = b.load(regionNow)
+		load[i], full[i] = b.load(regionNow)
 		total += load[i]
 	}
 	limit := int64(affinity.LoadCap(m.loadCap, int(total), max(healthy, 1)))
-	// The best healthy backend within the load bound, else the best healthy one.
+	// The best healthy backend that keeps its keys, else the best healthy
+	// one. A backend keeps its keys until it is saturated for real: never
+	// while it is full (its slots, or its KV cache past kv_saturation: it
+	// would queue work another backend could start now), and past the even
+	// share's bound only once it is busy — at half its slots or more. While
+	// every backend is nearly idle a key stays home, where its prefix is
+	// cached: the bound alone moved keys off at 4 in flight of 3×64 slots.
 	first := -1
 	for k, i := range order {
 		b := m.backends[i]
@@ -420,7 +435,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		if first < 0 {
 			first = k
 		}
-		if load[i] < limit {
+		if !full[i] && (load[i] < limit || load[i] < busyAt(b.slots)) {
 			first = k
 			break
 		}

@@ -73,15 +73,36 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 			t.Fatalf("same key went to %s, then %s", home.url, b.url)
 		}
 	}
-	// Load the home backend: 2 in flight of 2 model-wide; the bound is
-	// ceil(1.25 × 3 / 4) = 1, so the key spills.
-	home.cell.Add(0, 2)
-	if b := m.candidates(42, true, nil)[0]; b == home {
-		t.Fatal("a loaded backend kept taking its key")
+	// Load the home backend below half its slots: 3 in flight of 3
+	// model-wide is past the even share's bound, ceil(1.25 × 4 / 4) = 2,
+	// but the backend is not busy: the key stays where its prefix is.
+	home.cell.Add(0, 3)
+	if b := m.candidates(42, true, nil)[0]; b != home {
+		t.Fatal("a key left a backend at 3 of 8 slots while the others were idle")
 	}
-	home.cell.Add(0, -2)
+	// At half its slots (4 of 8) it is busy, and past the bound: the key spills.
+	home.cell.Add(0, 1)
+	if b := m.candidates(42, true, nil)[0]; b == home {
+		t.Fatal("a busy backend past the bound kept taking its key")
+	}
+	home.cell.Add(0, -4)
 	if b := m.candidates(42, true, nil)[0]; b != home {
 		t.Fatal("key did not come home once the load fell")
+	}
+	// With the others as busy (4 each: the bound is ceil(1.25 × 17 / 4) = 6),
+	// home at 5 keeps its key; full (8 of 8) it never does.
+	for _, b := range m.backends {
+		if b != home {
+			b.cell.Add(0, 4)
+		}
+	}
+	home.cell.Add(0, 5)
+	if b := m.candidates(42, true, nil)[0]; b != home {
+		t.Fatal("a key left its backend within the even share's bound")
+	}
+	home.cell.Add(0, 3)
+	if b := m.candidates(42, true, nil)[0]; b == home {
+		t.Fatal("a full backend kept taking its key")
 	}
 }
 
