@@ -1,0 +1,124 @@
+// Command placement measures how placement keeps vLLM's prefix caches warm
+// (issue 20, part A): the same request sequences sent to three fake vLLM
+// backends that simulate automatic prefix caching (tests/fakevllm,
+// Options.PrefixCache) by round robin, by users hashed onto backends (both
+// client side), and through sluice (2 workers, affinity: prefix, 64 slots a
+// backend). It reports each run's block hit rate (hits/queries over all
+// backends, in tokens as vLLM counts them), requests per backend and the
+// time-averaged in-flight per backend (max over mean), and the peak
+// in-flight on any backend. docs/placement.md explains the workloads and
+// gives the figures.
+//
+//	go run ./bench/placement -out /tmp/placement.md
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const modelName = "m"
+
+var (
+	out        = flag.String("out", "", "also write the markdown table to this file")
+	seed       = flag.Uint64("seed", 20, "workload seed")
+	concs      = flag.String("conc", "8,48,256", "client concurrency levels (requests in flight)")
+	placements = flag.String("placements", "rr,hash,sluice,sluice-user", "placements: rr, hash, sluice, sluice-user (sluice with the request's user set)")
+	workloads  = flag.String("workloads", "W1,W2", "workloads")
+	n1         = flag.Int("w1-requests", 2400, "W1 requests")
+	u1         = flag.Int("w1-users", 300, "W1 users")
+	n2         = flag.Int("w2-requests", 2400, "W2 requests")
+	u2         = flag.Int("w2-users", 600, "W2 users")
+	cacheFrac  = flag.Float64("cache-frac", 1.0/3, "each backend's cache, as a fraction of the workload's distinct reusable prefix blocks")
+	msPerToken = flag.Int("ms-per-token", 2, "the fake answers after this many ms per answer token")
+	slots      = flag.Int("slots", 64, "sluice's slots per backend")
+	sluiceBin  = flag.String("sluice", "", "a built sluice binary (default: build ./cmd/sluice)")
+)
+
+func main() {
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+	bin := *sluiceBin
+	if bin == "" {
+		bin = build()
+	}
+	var ws []*workload
+	for _, name := range strings.Split(*workloads, ",") {
+		switch name {
+		case "W1":
+			ws = append(ws, w1(*seed, *u1, *n1, 1.0))
+		case "W2":
+			ws = append(ws, w2(*seed, *u2, *n2, 1.0, 20))
+		default:
+			log.Fatalf("unknown workload %q", name)
+		}
+	}
+	var levels []int
+	for _, c := range strings.Split(*concs, ",") {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			log.Fatalf("bad -conc %q", c)
+		}
+		levels = append(levels, n)
+	}
+	start := time.Now()
+	var results []result
+	for _, w := range ws {
+		blocks := int(float64(w.prefixBlks)**cacheFrac + 0.5)
+		log.Printf("%s: %d requests, %d distinct reusable prefix blocks, cache %d blocks a backend", w.name, len(w.reqs), w.prefixBlks, blocks)
+		for _, c := range levels {
+			for _, p := range strings.Split(*placements, ",") {
+				r := runOne(bin, p, w, c, blocks)
+				log.Printf("  %s", r.row())
+				results = append(results, r)
+			}
+		}
+	}
+	md := report(ws, results, time.Since(start))
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// build compiles sluice as bench/rig does (static, without cgo, the
+// stdjson,gjson tags) into bench/.bin.
+func build() string {
+	dir := filepath.Join("bench", ".bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	path, _ := filepath.Abs(filepath.Join(dir, "sluice"))
+	cmd := exec.Command("go", "build", "-tags", "stdjson,gjson", "-o", path, "./cmd/sluice")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("building sluice (run from the repository root): %v", err)
+	}
+	return path
+}
+
+func report(ws []*workload, rs []result, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Placement benchmark (`go run ./bench/placement`, seed %d, %s)\n\n", *seed, took.Round(time.Second))
+	for _, w := range ws {
+		fmt.Fprintf(&b, "- %s: %s; %d requests; cache %d blocks a backend (%.2f of %d distinct reusable prefix blocks)\n",
+			w.name, w.title, len(w.reqs), int(float64(w.prefixBlks)**cacheFrac+0.5), *cacheFrac, w.prefixBlks)
+	}
+	fmt.Fprintf(&b, "- answers after %d ms per answer token (8-40 tokens); sluice: 2 workers, affinity: prefix, %d slots a backend\n\n", *msPerToken, *slots)
+	b.WriteString("| workload | in flight | placement | hit rate | hit past system | requests max/mean | in-flight max/mean | peak in-flight | mean in-flight | errors | s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		b.WriteString(r.row() + "\n")
+	}
+	return b.String()
+}

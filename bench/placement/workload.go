@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// A request of a workload: its body is fixed before the run (the fake's
+// answers are known in advance: the words of Options.Words cycled), so
+// every placement sends the same bytes. A request with after >= 0 is sent
+// only once request after has been answered (the previous turn of the
+// same user's conversation).
+type request struct {
+	user   int
+	body   []byte
+	tokens int    // answer tokens (X-Fake-Tokens)
+	answer string // the answer the fake gives (checked)
+	after  int    // index of the request that must end first, -1 for none
+}
+
+type workload struct {
+	name, title string
+	reqs        []request
+	users       int
+	prefixBlks  int // distinct reusable prefix blocks (see capacity)
+	sharedTok   int // tokens of the prefix every request shares (W2's system prompt), 0 for none
+}
+
+// Simulation constants, as the fake's defaults: 16 tokens of 4 bytes a block.
+const blockBytes = 16 * 4
+
+// answerWords are the fake's words (Options.Words): the answer of n tokens
+// is them cycled, joined by spaces, as the fake writes it.
+var answerWords = []string{"the", "cache", "stays", "warm", "when", "placement", "keeps", "prefixes", "home"}
+
+func answerText(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(answerWords[i%len(answerWords)])
+	}
+	return b.String()
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatBody struct {
+	Model     string    `json:"model"`
+	Messages  []message `json:"messages"`
+	MaxTokens int       `json:"max_tokens"`
+}
+
+func marshal(msgs []message, tokens int) []byte {
+	b, err := json.Marshal(chatBody{Model: modelName, Messages: msgs, MaxTokens: tokens})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// canonLen is the length of the fake's canonical prompt of msgs (each
+// message "<|role|>\n" content "<|end|>\n", then "<|assistant|>\n").
+func canonLen(msgs []message) int {
+	n := len("<|assistant|>\n")
+	for _, m := range msgs {
+		n += len("<|") + len(m.Role) + len("|>\n") + len(m.Content) + len("<|end|>\n")
+	}
+	return n
+}
+
+// blocksOf is the full blocks the fake caches for a request: prompt and
+// answer (closed by "<|end|>\n").
+func blocksOf(msgs []message, answer string) int {
+	return (canonLen(msgs) + len(answer) + len("<|end|>\n")) / blockBytes
+}
+
+// vocabulary of the generated text: deterministic pseudo-words.
+var vocab = func() []string {
+	r := rand.New(rand.NewPCG(7, 7))
+	v := make([]string, 2048)
+	for i := range v {
+		n := 2 + r.IntN(8)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		v[i] = string(b)
+	}
+	return v
+}()
+
+// text is about n bytes of words.
+func text(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[r.IntN(len(vocab))])
+	}
+	return b.String()
+}
+
+// zipf draws user indices 0..n-1 with P(k) ∝ 1/(k+1+q)^s (Zipf for q = 0,
+// Zipf–Mandelbrot with a flatter head for q > 0).
+type zipf struct{ cdf []float64 }
+
+func newZipf(n int, s, q float64) *zipf {
+	z := &zipf{cdf: make([]float64, n)}
+	sum := 0.0
+	for k := range n {
+		sum += 1 / math.Pow(float64(k)+1+q, s)
+		z.cdf[k] = sum
+	}
+	for k := range z.cdf {
+		z.cdf[k] /= sum
+	}
+	return z
+}
+
+func (z *zipf) draw(r *rand.Rand) int {
+	return min(sort.SearchFloat64s(z.cdf, r.Float64()), len(z.cdf)-1)
+}
+
+func (z *zipf) top() float64 { return z.cdf[0] }
+
+// answerTokens is an answer's length: 8 to 40 tokens.
+func answerTokens(r *rand.Rand) int { return 8 + r.IntN(33) }
+
+// w1: unique first messages. Each user has its own first message (~2 KB),
+// no system prompt; its first request is that message alone, answered with
+// firstTokens tokens; each later request is that message, that answer and
+// a new question (~150-300 B): the user's document and the questions on it.
+// Requests are independent (no ordering): a user may have several in flight.
+func w1(seed uint64, users, n int, s float64) *workload {
+	r := rand.New(rand.NewPCG(seed, 1))
+	z := newZipf(users, s, 0)
+	const firstTokens = 24
+	first := make([]string, users)
+	seen := make([]bool, users)
+	w := &workload{name: "W1", users: users,
+		title: fmt.Sprintf("unique first messages: %d users (Zipf s=%.1f, top user %.0f%% of requests), a ~2 KB first message each, no system prompt", users, s, 100*z.top())}
+	for u := range first {
+		first[u] = fmt.Sprintf("user %d's document: %s", u, text(r, 2048))
+	}
+	a := answerText(firstTokens)
+	for range n {
+		u := z.draw(r)
+		var msgs []message
+		tokens := answerTokens(r)
+		if !seen[u] {
+			seen[u] = true
+			msgs = []message{{"user", first[u]}}
+			tokens = firstTokens
+			w.prefixBlks += blocksOf(msgs, a)
+		} else {
+			msgs = []message{{"user", first[u]}, {"assistant", a}, {"user", text(r, 150+r.IntN(150))}}
+		}
+		w.reqs = append(w.reqs, request{user: u, body: marshal(msgs, tokens), tokens: tokens, answer: answerText(tokens), after: -1})
+	}
+	return w
+}
+
+// w2: a shared system prompt (~4 KB) for every user and multi-turn
+// conversations: each turn resends the conversation so far (the previous
+// answers as the fake gave them) and a new user message (~150-400 B); after
+// 2-6 turns the user starts a new conversation. Users are drawn Zipf–
+// Mandelbrot (a flatter head: a user's turns are sent one after another,
+// so a user with a large share of the traffic would serialise the run).
+func w2(seed uint64, users, n int, s, q float64) *workload {
+	r := rand.New(rand.NewPCG(seed, 2))
+	z := newZipf(users, s, q)
+	system := message{"system", "You are the assistant of an example app. " + text(r, 4096)}
+	type conv struct {
+		msgs      []message
+		turnsLeft int
+		last      int // index of its last request
+	}
+	convs := make([]*conv, users)
+	longest := make(map[int][]int) // user -> blocks of each finished conversation (past the system prompt)
+	sysBlks := canonLen([]message{system}) / blockBytes
+	w := &workload{name: "W2", users: users,
+		title: fmt.Sprintf("shared system prompt, multi-turn: %d users (Zipf–Mandelbrot s=%.1f q=%.0f, top user %.1f%%), ~4 KB system prompt, 2-6 turns a conversation", users, s, q, 100*z.top())}
+	lastBlks := make([]int, users)
+	for range n {
+		u := z.draw(r)
+		c := convs[u]
+		after := -1
+		if c == nil || c.turnsLeft == 0 {
+			if c != nil {
+				longest[u] = append(longest[u], lastBlks[u]-sysBlks)
+				after = c.last
+			}
+			c = &conv{msgs: []message{system}, turnsLeft: 2 + r.IntN(5), last: -1}
+			convs[u] = c
+		} else {
+			after = c.last
+		}
+		c.msgs = append(c.msgs, message{"user", fmt.Sprintf("(user %d) %s", u, text(r, 150+r.IntN(250)))})
+		tokens := answerTokens(r)
+		ans := answerText(tokens)
+		msgs := append([]message(nil), c.msgs...)
+		c.msgs = append(c.msgs, message{"assistant", ans})
+		c.turnsLeft--
+		c.last = len(w.reqs)
+		lastBlks[u] = blocksOf(msgs, ans)
+		w.reqs = append(w.reqs, request{user: u, body: marshal(msgs, tokens), tokens: tokens, answer: ans, after: after})
+	}
+	w.prefixBlks = sysBlks
+	w.sharedTok = sysBlks * 16
+	for u, c := range convs {
+		if c == nil {
+			continue
+		}
+		all := append(longest[u], lastBlks[u]-sysBlks)
+		sum := 0
+		for _, b := range all {
+			sum += b
+		}
+		w.prefixBlks += sum / len(all)
+	}
+	return w
+}
