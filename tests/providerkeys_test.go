@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,6 +320,13 @@ func TestProviderKeysAllRateLimited(t *testing.T) {
 	l := g.usageLineFor(t, e.Response.Header.Get("X-Request-Id"))
 	if l["status"] != 429.0 || l["attempts"] != 1.0 || l["queued"] != false {
 		t.Errorf("usage line: %v", l)
+	}
+	// While every key rests the backend is out: the next request is told
+	// when to come back, from the keys' rest (30 s, less what has passed).
+	_, err = client.Messages.New(context.Background(), messageParams("m", 10, "hello"))
+	e = anthropicError(t, "every key resting", err, 529, "overloaded_error")
+	if ra, _ := strconv.Atoi(e.Response.Header.Get("Retry-After")); ra < 1 || ra > 30 {
+		t.Errorf("Retry-After %q while every key rests 30 s", e.Response.Header.Get("Retry-After"))
 	}
 	noKeyValueLogged(t, g)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -354,8 +355,14 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	x.rec.affinityKey = akey
 	x.candidates = m.candidates(akey, hasKey, x.stack[:0])
 	if len(x.candidates) == 0 {
-		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
+		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
+		if wait, ok := m.keysRest(g.region.Now()); ok {
+			// Out because its provider keys rest after 429s: say when one
+			// may be used again, as the provider said.
+			e.retryAfter = strconv.FormatInt(int64(max(1, (wait+time.Second-1)/time.Second)), 10)
+		}
+		return e
 	}
 	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
 		g.holderFirst(id, x, m.lists)

@@ -318,6 +318,22 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 	return k
 }
 
+// keysRest is how long until a backend of m that is out of candidacy only
+// because its provider keys rest (api_keys_env, after 429s) may take
+// requests again: the soonest such wait; ok false when none is.
+func (m *modelRoute) keysRest(regionNow int64) (wait time.Duration, ok bool) {
+	now := time.Now()
+	for _, b := range m.backends {
+		if b.keys == nil || !b.up.Load() || now.UnixNano() < b.ejectedUntil.Load() {
+			continue
+		}
+		if d, resting := b.keys.RestLeft(regionNow); resting && (!ok || d < wait) {
+			wait, ok = d, true
+		}
+	}
+	return wait, ok
+}
+
 // busyAt is the load from which a backend's keys are bounded by the even
 // share (affinity_load_cap): half its slots.
 func busyAt(slots int64) int64 { return (slots + 1) / 2 }

@@ -189,6 +189,25 @@ func (s *Set) Usable(now int64) bool {
 	return false
 }
 
+// RestLeft is how long, from now (region clock), until the first of the
+// keys that are in rotation but resting (after a 429) may be used again;
+// ok is false when no key in rotation rests (none, or every one is out
+// until a reload): then no wait would help.
+func (s *Set) RestLeft(now int64) (left time.Duration, ok bool) {
+	gen := s.region.Generation()
+	for i := range s.keys {
+		k := &s.keys[i]
+		if gen < atomic.LoadInt64(k.cell.Scalar(shm.BackendKeyOutScalar)) {
+			continue // out until a reload
+		}
+		d := time.Duration(atomic.LoadInt64(k.cell.Scalar(shm.BackendKeyRestScalar)) - now)
+		if !ok || d < left {
+			left, ok = max(d, 0), true
+		}
+	}
+	return left, ok
+}
+
 // UsableNow is Usable at the region's clock now.
 func (s *Set) UsableNow() bool { return s.Usable(s.region.Now()) }
 

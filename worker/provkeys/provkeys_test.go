@@ -270,3 +270,24 @@ func TestProbeHeader(t *testing.T) {
 		t.Error("a Set without keys gave a probe header")
 	}
 }
+
+// RestLeft says when the first resting key in rotation may be used again;
+// keys out until a reload do not count.
+func TestRestLeft(t *testing.T) {
+	_, w1, _, _ := twoWorkers(t)
+	now := int64(time.Hour)
+	if d, ok := w1.RestLeft(now); !ok || d != 0 {
+		t.Fatalf("no key resting: RestLeft %v, %v; want 0, true", d, ok)
+	}
+	w1.Report(key(w1, "KEY_A"), http.StatusUnauthorized, "", now)
+	w1.Report(key(w1, "KEY_B"), http.StatusTooManyRequests, "30", now)
+	w1.Report(key(w1, "KEY_C"), http.StatusTooManyRequests, "10", now)
+	if d, ok := w1.RestLeft(now + int64(4*time.Second)); !ok || d != 6*time.Second {
+		t.Fatalf("B and C resting: RestLeft %v, %v; want 6s", d, ok)
+	}
+	w1.Report(key(w1, "KEY_B"), http.StatusForbidden, "", now)
+	w1.Report(key(w1, "KEY_C"), http.StatusUnauthorized, "", now)
+	if d, ok := w1.RestLeft(now); ok {
+		t.Fatalf("every key out until a reload: RestLeft %v, true", d)
+	}
+}
