@@ -127,14 +127,8 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil
 	}
-	if x.pinned && o.retry && (res == nil || res.StatusCode != http.StatusNotFound) {
-		// This candidate failed without saying it lacks the stored
-		// response: it may be its holder, and the others' 404 must not
-		// be the client's answer.
-		x.holderDown = http.StatusBadGateway
-		if res != nil {
-			x.holderDown = res.StatusCode
-		}
+	if o.holderDown != 0 {
+		x.holderDown = o.holderDown
 	}
 	if res != nil {
 		res.Body.Close()
@@ -184,6 +178,11 @@ type outcome struct {
 	firstTokenRetry bool
 	eject           bool
 	fail            *apiError
+	// holderDown: a request that needs a stored response moves on from a
+	// candidate that failed without saying it lacks the response (its
+	// status; 502: no answer): that candidate may be the holder, and the
+	// others' 404 must not be the client's answer.
+	holderDown int
 }
 
 // classify decides what an attempt's result means: the one place where a
@@ -218,6 +217,18 @@ type outcome struct {
 //     the retry would wait in the queue until its keys' rest ends.
 //   - Any other answer goes to the client.
 func classify(x *exchange, r attemptResult) outcome {
+	o := meaning(x, r)
+	if x.pinned && o.retry && (r.res == nil || r.res.StatusCode != http.StatusNotFound) {
+		o.holderDown = http.StatusBadGateway
+		if r.res != nil {
+			o.holderDown = r.res.StatusCode
+		}
+	}
+	return o
+}
+
+// meaning is classify's table, one case per row of its comment.
+func meaning(x *exchange, r attemptResult) outcome {
 	switch {
 	case r.clientGone && r.err != nil:
 		return outcome{fail: errClientClosed}

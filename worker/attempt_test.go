@@ -55,6 +55,29 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A pinned request (a stored response's) that moves on from a candidate
+// failing otherwise than with a 404 notes that candidate may be the holder.
+func TestClassifyNotesPossibleHolder(t *testing.T) {
+	x := &exchange{model: &modelRoute{name: "m", retries: 2}, pinned: true}
+	for _, tc := range []struct {
+		r    attemptResult
+		want int
+	}{
+		{attemptResult{res: &http.Response{StatusCode: 503}, triesLeft: true}, 503},
+		{attemptResult{err: errors.New("refused"), triesLeft: true, othersUp: true}, http.StatusBadGateway},
+		{attemptResult{res: &http.Response{StatusCode: 404}, holderLeft: true}, 0},
+		{attemptResult{res: &http.Response{StatusCode: 200}}, 0},
+	} {
+		if got := classify(x, tc.r).holderDown; got != tc.want {
+			t.Errorf("%+v: holderDown %d, want %d", tc.r, got, tc.want)
+		}
+	}
+	x.pinned = false
+	if got := classify(x, attemptResult{res: &http.Response{StatusCode: 503}, triesLeft: true}).holderDown; got != 0 {
+		t.Errorf("an unpinned request noted a holder: %d", got)
+	}
+}
+
 // TestErrorSources checks whose fault each of the attempt's failures is.
 func TestErrorSources(t *testing.T) {
 	x := &exchange{model: &modelRoute{name: "m"}}
