@@ -19,7 +19,7 @@ import (
 // edited.
 type apiSpec struct {
 	name  string   // the name models[].endpoints uses, and the docs: "chat", "responses", …
-	paths []string // POST paths served, as vLLM serves them
+	paths []string // paths served (with methods), as vLLM serves them
 	// fields are the body's members the API has that the gateway reads
 	// (reqscan): its model, stream flag, prompt, token counts. Where the
 	// model is, how a stream is asked for.
@@ -46,8 +46,7 @@ type apiSpec struct {
 	methods []string
 	// unbilled: the answer is no generation and reports no usage
 	// (count_tokens, tokenize, detokenize): a key's tokens_per_minute
-	// reserves nothing for it
-	// (a reservation of default_max_tokens would have no usage to be
+	// reserves nothing for it (a reservation would have no usage to be
 	// settled against, and stand).
 	unbilled bool
 }

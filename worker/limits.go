@@ -218,8 +218,13 @@ func setLimitHeaders(c *app.RequestContext, kind string, limit, tat, now, cost, 
 
 // retryAfter sets Retry-After: whole seconds, rounded up, at least 1.
 func retryAfter(c *app.RequestContext, wait int64) {
-	secs := max(1, (wait+int64(time.Second)-1)/int64(time.Second))
-	c.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
+	c.Response.Header.Set("Retry-After", retryAfterSecs(wait))
+}
+
+// retryAfterSecs is a wait (ns) as a Retry-After value: whole seconds,
+// rounded up, at least 1.
+func retryAfterSecs(wait int64) string {
+	return strconv.FormatInt(max(1, (wait+int64(time.Second)-1)/int64(time.Second)), 10)
 }
 
 // waitText formats a wait the way OpenAI's reset headers do ("1s",

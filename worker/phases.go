@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -360,7 +359,7 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 		if wait, ok := m.keysRest(g.region.Now()); ok {
 			// Out because its provider keys rest after 429s: say when one
 			// may be used again, as the provider said.
-			e.retryAfter = strconv.FormatInt(int64(max(1, (wait+time.Second-1)/time.Second)), 10)
+			e.retryAfter = retryAfterSecs(int64(wait))
 		}
 		return e
 	}
