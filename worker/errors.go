@@ -114,19 +114,19 @@ func writeError(c *app.RequestContext, e *apiError, shape errShape) {
 	c.Response.SetBodyRaw(append(b, '\n'))
 }
 
-// appendErrorEvent appends e as an SSE event, for a stream already under
-// way: a data-only event in OpenAI's shape, Anthropic's "error" event in
-// its own, and for the Responses API its "error" event (OpenAI's
+// appendErrorEvent appends e as an SSE event of API a's stream, already
+// under way: a data-only event in OpenAI's shape, Anthropic's "error"
+// event in its own, and for the Responses API its "error" event (OpenAI's
 // ResponseErrorEvent: type, code, message, param).
-func appendErrorEvent(b []byte, e *apiError, shape errShape, format sse.Format) []byte {
-	if format == sse.Responses {
+func appendErrorEvent(b []byte, e *apiError, a *apiSpec) []byte {
+	if a.format == sse.Responses {
 		b = append(b, `event: error`+"\n"+`data: {"type":"error","code":`...)
 		b = appendJSONString(b, e.code)
 		b = append(b, `,"message":`...)
 		b = appendJSONString(b, e.message)
 		return append(b, `,"param":null}`+"\n\n"...)
 	}
-	if shape == anthropicErrors {
+	if a.errors == anthropicErrors {
 		_, typ := anthropicStatus(e)
 		b = append(b, "event: error\ndata: "...)
 		b = appendAnthropicError(b, typ, e.message)

@@ -58,11 +58,11 @@ func TestAnthropicErrorShape(t *testing.T) {
 			t.Errorf("%s: OpenAI body %+v (%v)", tc.e.code, o, err)
 		}
 	}
-	ev := string(appendErrorEvent(nil, errUpstream(502, "upstream_stream_broken", "broke"), anthropicErrors, sse.Messages))
+	ev := string(appendErrorEvent(nil, errUpstream(502, "upstream_stream_broken", "broke"), &apiSpec{errors: anthropicErrors, format: sse.Messages}))
 	if want := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"broke\"}}\n\n"; ev != want {
 		t.Errorf("Anthropic error event %q, want %q", ev, want)
 	}
-	ev = string(appendErrorEvent(nil, errUpstream(504, "upstream_timeout", "slow"), openAIErrors, sse.Responses))
+	ev = string(appendErrorEvent(nil, errUpstream(504, "upstream_timeout", "slow"), &apiSpec{format: sse.Responses}))
 	if want := "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_timeout\",\"message\":\"slow\",\"param\":null}\n\n"; ev != want {
 		t.Errorf("Responses error event %q, want %q", ev, want)
 	}

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cloudwego/hertz/pkg/app"
 	errs "github.com/cloudwego/hertz/pkg/common/errors"
 
-	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/sluice-gw/sluice/worker/sse"
 )
 
@@ -53,12 +53,14 @@ const doneWait = 5 * time.Millisecond
 // relayStream forwards an SSE body to the client as it arrives: the whole
 // events of every read from the backend are written and flushed at once,
 // never collected (except [DONE], held up to doneWait for the end of the
-// body). On the way it reads each event for the usage line (tokens, finish
-// reason, time to the first content event) and drops the usage-only event
-// when the gateway, not the client, asked for it.
+// body). On the way it reads each event, as the API's format says, for the
+// usage line (tokens, finish reason, time to the first content event) and
+// a stored response's id, and drops the usage-only event when the gateway,
+// not the client, asked for it.
 //
 // A stream that breaks or times out after its headers went out ends with an
-// SSE error event in OpenAI's shape and a clean end of the chunked body.
+// SSE error event in the API's shape (appendErrorEvent) and a clean end of
+// the chunked body.
 func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
 	rec, body, idle, idleFor := x.rec, x.res.Body, x.idle, x.idleFor
 	w := newChunkWriter(c)
@@ -182,7 +184,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 				"The backend stopped the stream before it was complete."))
 			rec.errCode, rec.errSource = e.code, e.source
 			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
-			ev := appendErrorEvent(nil, e, x.api.errors, x.api.format)
+			ev := appendErrorEvent(nil, e, x.api)
 			if _, err := w.Write(ev); err == nil && w.Flush() == nil {
 				rec.bytesOut += int64(len(ev))
 			}
