@@ -292,12 +292,27 @@ func readFirst(body io.Reader, f sse.Format) ([]byte, error) {
 		}
 		return nil, err
 	}
-	for f == sse.Responses && n < firstMax && !hasContent(buf[:n], f) {
+	if f != sse.Responses {
+		return buf[:n], nil
+	}
+	// Each read's bytes are split and inspected once, as they come: a
+	// backend trickling a byte a read costs no more than one sending the
+	// same bytes at once.
+	var split sse.Splitter
+	content := false
+	inspect := func(p []byte) {
+		split.Feed(p, func(event []byte, whole bool) {
+			content = content || whole && sse.InspectAs(f, event).HasContent
+		})
+	}
+	inspect(buf[:n])
+	for n < firstMax && !content {
 		if n == len(buf) {
 			buf = append(buf, make([]byte, len(buf))...)
 		}
 		var m int
 		m, err = body.Read(buf[n:])
+		inspect(buf[n : n+m])
 		n += m
 		if err != nil {
 			break // the relay meets it again; a deadline that fired is the caller's to see
@@ -308,16 +323,6 @@ func readFirst(body io.Reader, f sse.Format) ([]byte, error) {
 
 // firstMax bounds what readFirst reads looking for a first content event.
 const firstMax = 64 << 10
-
-// hasContent reports whether b holds a whole event of format f with content.
-func hasContent(b []byte, f sse.Format) bool {
-	var sp sse.Splitter
-	found := false
-	sp.Feed(b, func(event []byte, whole bool) {
-		found = found || whole && sse.InspectAs(f, event).HasContent
-	})
-	return found
-}
 
 // firstTokenTimer cancels an attempt whose stream has not started by the
 // deadline. Whichever comes first — the first bytes or the deadline — wins,

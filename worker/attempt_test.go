@@ -135,4 +135,23 @@ func TestReadFirstWaitsForContent(t *testing.T) {
 	if _, err := readFirst(&chunks{}, sse.Responses); err != errReadFirst {
 		t.Fatalf("an empty stream: %v, want errReadFirst", err)
 	}
+	// A backend trickling its events a byte a read is read to the first
+	// content all the same.
+	var trickle chunks
+	for _, b := range []byte(created + progress + delta) {
+		trickle = append(trickle, string(b))
+	}
+	if got, err := readFirst(&trickle, sse.Responses); err != nil || string(got) != created+progress+delta {
+		t.Fatalf("trickled: read %q, %v; want up to the first delta", got, err)
+	}
+	// No content event in sight: reading stops past firstMax, the rest
+	// left to the relay.
+	var endless chunks
+	for range 2 * firstMax / len(progress) {
+		endless = append(endless, progress)
+	}
+	got, err = readFirst(&endless, sse.Responses)
+	if err != nil || len(got) < firstMax || len(got) >= firstMax+len(progress) || len(endless) == 0 {
+		t.Fatalf("no content: read %d bytes (%v), %d chunks left; want just past %d", len(got), err, len(endless), firstMax)
+	}
 }
