@@ -25,7 +25,13 @@ const (
 
 // healthy reports whether b may be sent requests now.
 func (b *backendRoute) healthy(now time.Time) bool {
-	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load() && (b.keys == nil || b.keys.UsableNow())
+	return b.passing(now) && (b.keys == nil || b.keys.UsableNow())
+}
+
+// passing reports whether b passes its health checks and is not ejected at
+// now: healthy, but for its provider keys.
+func (b *backendRoute) passing(now time.Time) bool {
+	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
 }
 
 // probeAuth is the Authorization value b's health checks send: its

@@ -324,7 +324,7 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 func (m *modelRoute) keysRest(regionNow int64) (wait time.Duration, ok bool) {
 	now := time.Now()
 	for _, b := range m.backends {
-		if b.keys == nil || !b.up.Load() || now.UnixNano() < b.ejectedUntil.Load() {
+		if b.keys == nil || !b.passing(now) {
 			continue
 		}
 		if d, resting := b.keys.RestLeft(regionNow); resting && (!ok || d < wait) {
