@@ -40,7 +40,7 @@ type apiSpec struct {
 	stored bool
 	// byID: a request on one stored response, named in the path (the
 	// route's :id), not a generation: storedPhases run, and its answer is
-	// neither billed nor remembered again.
+	// neither billed nor remembered again (it is not stored: it was).
 	byID bool
 	// methods of paths; none: POST.
 	methods []string
@@ -61,9 +61,9 @@ var apis = []*apiSpec{
 	{name: "responses", paths: []string{"/v1/responses"}, fields: reqscan.ResponsesFields,
 		format: sse.Responses, stored: true},
 	{name: "responses", paths: []string{"/v1/responses/:id"}, methods: []string{http.MethodGet, http.MethodDelete},
-		format: sse.Responses, stored: true, byID: true},
+		format: sse.Responses, byID: true},
 	{name: "responses", paths: []string{"/v1/responses/:id/cancel"},
-		format: sse.Responses, stored: true, byID: true},
+		format: sse.Responses, byID: true},
 	{name: "messages", paths: []string{"/v1/messages"}, fields: reqscan.MessagesFields,
 		format: sse.Messages, errors: anthropicErrors, xAPIKey: true},
 	// count_tokens' request has no stream and no max_tokens

@@ -74,7 +74,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	}()
 	var split sse.Splitter
 	done := false // [DONE] is in bufs.out
-	format, stored := x.api.format, x.api.stored && !x.api.byID
+	format, stored := x.api.format, x.api.stored
 	var large *sse.LargeEvent // made for the first event past sse.MaxEvent
 	keep := func(event []byte, whole bool) {
 		var ev sse.Event
