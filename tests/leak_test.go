@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,20 +29,10 @@ type workerCounts struct {
 
 func (c workerCounts) String() string {
 	var parts []string
-	pids := make([]int, 0, len(c.fds))
-	for pid := range c.fds {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
-	for _, pid := range pids {
+	for _, pid := range slices.Sorted(maps.Keys(c.fds)) {
 		parts = append(parts, fmt.Sprintf("pid %d: %d fds", pid, c.fds[pid]))
 	}
-	slots := make([]string, 0, len(c.goroutines))
-	for s := range c.goroutines {
-		slots = append(slots, s)
-	}
-	sort.Strings(slots)
-	for _, s := range slots {
+	for _, s := range slices.Sorted(maps.Keys(c.goroutines)) {
 		parts = append(parts, fmt.Sprintf("worker %s: %d goroutines", s, c.goroutines[s]))
 	}
 	return strings.Join(parts, ", ")
