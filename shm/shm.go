@@ -459,6 +459,39 @@ func (c *Cell) SetMark(col int, v int64) { atomic.StoreInt64(&c.w[cColumns+c.col
 // Mark returns worker column col's mark (NoMark when unset).
 func (c *Cell) Mark(col int) int64 { return atomic.LoadInt64(&c.w[cColumns+c.cols+col]) }
 
+// AddMarkCount changes by d the count worker column col keeps in its mark
+// (a cell whose marks are counts rather than queue marks: NoMark reads as
+// 0, and 0 is stored as NoMark so that the cell reads as idle). Only the
+// worker of the column writes it; a dead worker's count is cleared with
+// its column.
+func (c *Cell) AddMarkCount(col int, d int64) {
+	p := &c.w[cColumns+c.cols+col]
+	for {
+		old := atomic.LoadInt64(p)
+		n := d
+		if old != NoMark {
+			n += old
+		}
+		if n <= 0 {
+			n = NoMark
+		}
+		if atomic.CompareAndSwapInt64(p, old, n) {
+			return
+		}
+	}
+}
+
+// MarkCount is the sum over all columns of the counts AddMarkCount keeps.
+func (c *Cell) MarkCount() int64 {
+	var t int64
+	for col := 0; col < c.cols; col++ {
+		if v := atomic.LoadInt64(&c.w[cColumns+c.cols+col]); v != NoMark {
+			t += v
+		}
+	}
+	return t
+}
+
 // MinMark returns the smallest mark over all columns and its column;
 // NoMark and -1 when none is set.
 func (c *Cell) MinMark() (int64, int) {

@@ -88,6 +88,14 @@ var (
 		"401 and 403 answers to requests sent with a provider key.", []string{"model", "backend", "key"}, nil)
 	descQueueDepth = prometheus.NewDesc("sluice_queue_depth",
 		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
+	descKeyQueueDepth = prometheus.NewDesc("sluice_key_queue_depth",
+		"Requests of a key waiting for a slot, all models and workers together.", []string{"key"}, nil)
+	descKeyQueued = prometheus.NewDesc("sluice_key_queued_total",
+		"Requests of a key that waited for a slot (served, timed out or gone).", []string{"key"}, nil)
+	descKeyQueueWait = prometheus.NewDesc("sluice_key_queue_wait_seconds_total",
+		"Time the requests of a key spent waiting for a slot; divided by sluice_key_queued_total, the mean wait.", []string{"key"}, nil)
+	descKeyServed = prometheus.NewDesc("sluice_key_served_tokens",
+		"A key's fair-queue counter: tokens it was served divided by its weight, lifted to the model's virtual time when it starts waiting. The least served waiting key gets the next slot.", []string{"key"}, nil)
 	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
 		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
 	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
@@ -130,9 +138,19 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, k := range cfg.Keys {
-		if cell := r.Lookup(shm.KeyCell(k.Name)); cell != nil && k.MaxConcurrent > 0 {
+		cell := r.Lookup(shm.KeyCell(k.Name))
+		if cell == nil {
+			continue
+		}
+		if k.MaxConcurrent > 0 {
 			gauge(descKeyInflight, float64(cell.Total()), k.Name)
 		}
+		gauge(descKeyQueueDepth, float64(cell.MarkCount()), k.Name)
+		ch <- prometheus.MustNewConstMetric(descKeyQueued, prometheus.CounterValue,
+			float64(atomic.LoadInt64(cell.Scalar(shm.KeyQueuedScalar))), k.Name)
+		ch <- prometheus.MustNewConstMetric(descKeyQueueWait, prometheus.CounterValue,
+			float64(atomic.LoadInt64(cell.Scalar(shm.KeyQueueWaitScalar)))/1e9, k.Name)
+		gauge(descKeyServed, float64(atomic.LoadInt64(cell.Scalar(shm.KeyServedScalar))/shm.ServedUnitsPerToken), k.Name)
 	}
 	for _, m := range cfg.Models {
 		if cell := r.Lookup(shm.QueueCell(m.Name)); cell != nil {

@@ -75,9 +75,16 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		b = order[0]
 	} else {
 		var e *apiError
-		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned); e != nil {
+		// The key's fair-queue counter is charged its prompt once, at
+		// the first slot; a retry's slot is the same request's.
+		charge := int64(0)
+		if x.charged == 0 {
+			charge = max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+		}
+		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
 			return true, e
 		}
+		x.charged += charge
 		release = func() { g.queues.releaseSlot(m, b) }
 	}
 	rec.backend = b.url

@@ -151,6 +151,10 @@ type exchange struct {
 	// failed otherwise than with a 404 (502: no answer), 0 if none did.
 	holderDown int
 	backend    *backendRoute // the backend whose answer goes to the client
+	// charged is the tokens the key's fair-queue counter was charged when
+	// the request took its first slot (its prompt's estimate), settled
+	// against its usage at the end; 0: none yet.
+	charged int64
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -201,6 +205,9 @@ func (g *gateway) end(x *exchange) {
 	}
 	if x.adm != nil {
 		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
+	}
+	if x.charged > 0 && x.rec.usage.Found {
+		settleService(x.key.fair, x.charged, x.rec.usage.Total)
 	}
 	if x.held != nil {
 		x.held.release()
