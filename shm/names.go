@@ -27,6 +27,10 @@ const (
 	KeyQueuedScalar = 3
 	// KeyQueueWaitScalar sums their waits, in nanoseconds.
 	KeyQueueWaitScalar = 4
+	// KeyMeanRestScalar is a moving mean of what the key's requests used
+	// beyond their prompt's estimate (their answers, mostly), in tokens:
+	// charged with the prompt when a request takes its slot.
+	KeyMeanRestScalar = 5
 )
 
 // ServedUnitsPerToken is what one token adds to the KeyServedScalar of a

@@ -75,11 +75,13 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		b = order[0]
 	} else {
 		var e *apiError
-		// The key's fair-queue counter is charged its prompt once, at
-		// the first slot; a retry's slot is the same request's.
+		// The key's fair-queue counter is charged once, at the first
+		// slot (a retry's slot is the same request's): the prompt's
+		// estimate and what the key's requests use beyond it, as a rule.
 		charge := int64(0)
 		if x.charged == 0 {
-			charge = max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+			x.chargedPrompt = max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+			charge = x.chargedPrompt + x.key.fair.expectedRest()
 		}
 		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
 			return true, e

@@ -165,11 +165,41 @@ func satAddAtomic(p *int64, d int64) int64 {
 	}
 }
 
+// expectedRest is what the key's requests use beyond their prompt's
+// estimate, on a moving mean (KeyMeanRestScalar): charged with the prompt
+// when a request takes its slot. VTC counts an answer's tokens as they
+// are generated; a gateway sees them when the usage arrives at the end,
+// and a counter that learned of an answer only then would lag by every
+// answer in flight — minutes of a key's work, for long generations — and
+// the key would take slots it has already used up. Charging the key's
+// usual answer at once leaves only its deviation from the mean to settle.
+func (k fairKey) expectedRest() int64 {
+	if k.cell == nil {
+		return 0
+	}
+	return max(atomic.LoadInt64(k.cell.Scalar(shm.KeyMeanRestScalar)), 0)
+}
+
+// learnRest moves the key's mean of what its requests use beyond their
+// prompt's estimate towards rest: a mean over about the last 8 requests.
+// Two workers settling at once may lose one's step, which a mean can spare.
+func (k fairKey) learnRest(rest int64) {
+	if k.cell == nil {
+		return
+	}
+	p := k.cell.Scalar(shm.KeyMeanRestScalar)
+	old := atomic.LoadInt64(p)
+	atomic.StoreInt64(p, old+(max(rest, 0)-old)/8)
+}
+
 // settleService corrects a key's counter once a request's usage is known:
-// it was charged charged tokens (its prompt's estimate) when it took its
-// slot, and used used (prompt and completion, as the backend reported).
-func settleService(k fairKey, charged, used int64) {
-	switch used = max(used, 0); {
+// it was charged charged tokens (its prompt's estimate, prompt, and its
+// key's usual rest) when it took its slot, and used used (prompt and
+// completion, as the backend reported).
+func settleService(k fairKey, prompt, charged, used int64) {
+	used = max(used, 0)
+	k.learnRest(used - prompt)
+	switch {
 	case used > charged:
 		k.charge(used - charged)
 	case used < charged:

@@ -230,13 +230,22 @@ func TestSettleService(t *testing.T) {
 	c, _ := region.Alloc(shm.KeyCell("k"))
 	k := fairKey{name: "k", cell: c, weight: 2}
 	k.charge(100)
-	settleService(k, 100, 300)
+	settleService(k, 100, 100, 300)
 	if got, want := k.served(), serviceUnits(300, 2); got != want {
 		t.Errorf("after settling 300 used against 100 charged: %d, want %d", got, want)
 	}
-	settleService(k, 100, 20)
+	if got := k.expectedRest(); got != 200/8 {
+		t.Errorf("the key's usual rest after one request that used 200 past its prompt: %d, want %d", got, 200/8)
+	}
+	settleService(k, 10, 100, 20)
 	if got, want := k.served(), serviceUnits(300, 2)-serviceUnits(80, 2); got != want {
 		t.Errorf("after a refund: %d, want %d", got, want)
+	}
+	for range 100 {
+		k.learnRest(400)
+	}
+	if got := k.expectedRest(); got < 390 || got > 400 {
+		t.Errorf("the usual rest after 100 requests that used 400 past their prompt: %d", got)
 	}
 	k.refund(1e12)
 	if k.served() != 0 {

@@ -152,9 +152,10 @@ type exchange struct {
 	holderDown int
 	backend    *backendRoute // the backend whose answer goes to the client
 	// charged is the tokens the key's fair-queue counter was charged when
-	// the request took its first slot (its prompt's estimate), settled
-	// against its usage at the end; 0: none yet.
-	charged int64
+	// the request took its first slot (chargedPrompt, its prompt's
+	// estimate, and the key's usual rest), settled against its usage at
+	// the end; 0: none yet.
+	charged, chargedPrompt int64
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -207,7 +208,7 @@ func (g *gateway) end(x *exchange) {
 		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
 	}
 	if x.charged > 0 && x.rec.usage.Found {
-		settleService(x.key.fair, x.charged, x.rec.usage.Total)
+		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
 	}
 	if x.held != nil {
 		x.held.release()
