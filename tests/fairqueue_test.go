@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/sluice-gw/sluice/tests/fakevllm"
@@ -291,4 +292,52 @@ func TestFairQueueTokenShares(t *testing.T) {
 	within("equal weights, answers of 200 and 50 tokens", float64(eq["x"])/float64(eq["y"]), 1)
 	w := share([2]string{"w2", "w1"}, [2]int{100, 100}, 500, 100)
 	within("weights 2:1", float64(w["w2"])/float64(w["w1"]), 2)
+}
+
+// A worker killed with requests of a key waiting in it leaves no trace in
+// the key's queue figures: its waiting counts go with its column, and once
+// the survivors are served the key has nothing waiting.
+func TestFairQueueKilledWorkerLeavesNoTrace(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	g := startGateway(t, fairConfig(be.URL(), "off"))
+	h := &holds{be: be, released: map[string]bool{}}
+	var names []string
+	var done []<-chan string
+	for i := range 56 { // 16 hold the slots, 40 wait, over both workers
+		name := "k" + strconv.Itoa(i)
+		names = append(names, name)
+		done = append(done, fairSend(context.Background(), g, "a", map[string]string{"X-Fake-Hold-Headers": name}))
+	}
+	defer func() { h.releaseAll(names) }()
+	depth := func(key string) float64 {
+		v, _ := g.metric("sluice_key_queue_depth", map[string]string{"key": key})
+		return v
+	}
+	await(t, "40 of a's requests to wait", func() bool { return depth("a") == 40 })
+	pids := g.workerPIDs()
+	if len(pids) != 2 {
+		t.Fatalf("workers %v", pids)
+	}
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	g.awaitReady()
+	h.releaseAll(names)
+	failed := 0
+	for _, c := range done {
+		if got := <-c; got != "200" {
+			failed++
+		}
+	}
+	if failed == 0 || failed == len(done) {
+		t.Fatalf("%d of %d requests failed: the killed worker held none of them, or all", failed, len(done))
+	}
+	if d := depth("a"); d != 0 {
+		t.Errorf("sluice_key_queue_depth{key=a} = %v with nobody waiting: the killed worker's waiters were left counted", d)
+	}
+	if v, _ := g.metric("sluice_queue_depth", map[string]string{"model": "m"}); v != 0 {
+		t.Errorf("sluice_queue_depth = %v with nobody waiting", v)
+	}
+	// The queue still serves: a new request of another key goes through.
+	if got := <-fairSend(context.Background(), g, "b", nil); got != "200" {
+		t.Errorf("after the restart: %s", got)
+	}
 }
