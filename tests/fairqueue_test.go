@@ -292,6 +292,21 @@ func TestFairQueueTokenShares(t *testing.T) {
 	within("equal weights, answers of 200 and 50 tokens", float64(eq["x"])/float64(eq["y"]), 1)
 	w := share([2]string{"w2", "w1"}, [2]int{100, 100}, 500, 100)
 	within("weights 2:1", float64(w["w2"])/float64(w["w1"]), 2)
+
+	// The counters are the keys' cells: a reload that changes a key's
+	// weight keeps them as they are.
+	served := func() float64 {
+		v, _ := g.metric("sluice_key_served_tokens", map[string]string{"key": "x"})
+		return v
+	}
+	before := served()
+	if before == 0 {
+		t.Fatal("sluice_key_served_tokens{key=x} is 0 after x was served")
+	}
+	g.reloadWith(strings.Replace(fairConfig(be.URL(), usage), "weight: 2", "weight: 3", 1))
+	if after := served(); after != before {
+		t.Errorf("a reload moved key x's counter from %v to %v", before, after)
+	}
 }
 
 // A worker killed with requests of a key waiting in it leaves no trace in
