@@ -358,7 +358,7 @@ func rememberForever(r *Region) int {
 // binary in a binary upgrade: the table is absent, Recall misses and
 // Remember and Forget do nothing.
 func TestOpenVersion1Region(t *testing.T) {
-	r, err := CreateWithRecall(8, 2, 0)
+	r, err := create(8, 2, 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,8 +383,8 @@ func TestOpenVersion1Region(t *testing.T) {
 	}
 }
 
-// The table starts on a cache line after the cells, and the region's size
-// counts it.
+// The table starts on a cache line after the cells, the meter follows it,
+// and the region's size counts both.
 func TestRecallLayout(t *testing.T) {
 	r := recallRegion(t, 100)
 	if r.RecallCapacity() != 104 {
@@ -393,7 +393,7 @@ func TestRecallLayout(t *testing.T) {
 	if uintptr(unsafe.Pointer(&r.words[r.recallBase]))%64 != 0 {
 		t.Fatal("the recall table is not on a cache line")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, 104); got != want || r.recallBase+104*RecallEntryBytes/8 != len(r.words) {
+	if got, want := len(r.words)*8, Size(16, 4, 104); got != want || r.recallBase+104*RecallEntryBytes/8 != r.meterBase {
 		t.Fatalf("region of %d bytes, Size says %d; table from word %d", got, want, r.recallBase)
 	}
 	if d, _ := Create(1, 1); d.RecallCapacity() != DefaultRecallEntries || Size(1, 1, DefaultRecallEntries)-Size(1, 1, 0) != 2<<20 {

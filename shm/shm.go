@@ -16,7 +16,8 @@
 // After the cells comes the recall table (recall.go): a bounded map of
 // 64-bit keys to 64-bit values that every worker writes and reads, for
 // state that belongs to no configuration (which backend holds a stored
-// response).
+// response). Last comes the meter (meter.go): the counters and histograms
+// of /metrics, a column of rows per worker, never cleared.
 package shm
 
 import (
@@ -41,10 +42,16 @@ import (
 // cells): a binary upgrade from a version-1 sluice then keeps running on
 // the old region, the recall table reporting misses until a restart makes a
 // new one. (A version-1 binary refuses a version-2 region: downgrading
-// takes a restart.)
+// takes a restart.) Version 2, the layout before the meter, is taken the
+// same way: without a meter (its header words hMeterSeries and hMeterRows
+// are 0), so the counters of /metrics stay empty until a restart.
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 2
+	LayoutVersion = 3
+	// layoutNoMeter is the version before the meter (meter.go): the same
+	// layout without one (its header words hMeterSeries and hMeterRows are
+	// 0 and nothing follows the recall table).
+	layoutNoMeter = 2
 	// layoutNoRecall is the version before the recall table.
 	layoutNoRecall = 1
 )
@@ -63,6 +70,14 @@ const (
 	hColumnBase // first worker column of the supervisor that runs now
 	hRecall     // entries of the recall table after the cells; 0: none
 	headerWords = 16
+)
+
+// Header words of the meter (meter.go), at the end of the header: 0 in a
+// region made before the meter.
+const (
+	hMeterSeries = 12 // entries of the meter's series index; 0: no meter
+	hMeterRows   = 13 // rows of each worker column
+	hMeterNext   = 14 // the next row to claim
 )
 
 // Cell words, in int64 units from the start of a cell.
@@ -130,12 +145,22 @@ type Region struct {
 
 	recallBase    int    // first word of the recall table
 	recallBuckets uint64 // 0: the region has no recall table
+
+	meterBase, meterRowBase int // first words of the meter's index and rows
+	meterSeries, meterRows  int // 0: the region has no meter
 }
 
 // Size returns the bytes a region of the given capacity takes: header,
-// cells, and a recall table of recallEntries entries (rounded up to whole
-// buckets, see CreateWithRecall).
+// cells, a recall table of recallEntries entries (rounded up to whole
+// buckets, see CreateWithRecall) and a meter of DefaultMeterSeries series
+// and DefaultMeterRows rows.
 func Size(cells, columns, recallEntries int) int {
+	return baseSize(cells, columns, recallEntries) + meterWords(DefaultMeterSeries, DefaultMeterRows, columns)*8
+}
+
+// baseSize is Size without the meter: a region as a sluice before the
+// meter made it.
+func baseSize(cells, columns, recallEntries int) int {
 	return (headerWords + cells*cellWords(columns) + recallWords(recallEntries)) * 8
 }
 
@@ -158,8 +183,15 @@ func Create(cells, columns int) (*Region, error) {
 // RecallEntryBytes an entry; its pages are touched only as entries are
 // written (an empty table is all zeros, which the memfd already is).
 func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
-	if cells < 1 || columns < 1 || recallEntries < 0 {
-		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall entries is not a region", cells, columns, recallEntries)
+	return create(cells, columns, recallEntries, DefaultMeterSeries, DefaultMeterRows)
+}
+
+// create makes a region with the given capacities (meterSeries 0: without
+// a meter, as a version-2 sluice made them).
+func create(cells, columns, recallEntries, meterSeries, meterRows int) (*Region, error) {
+	if cells < 1 || columns < 1 || recallEntries < 0 || meterSeries < 0 || meterRows < 0 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall entries, a meter of %d series × %d rows is not a region",
+			cells, columns, recallEntries, meterSeries, meterRows)
 	}
 	recallEntries = roundRecall(recallEntries)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
@@ -167,7 +199,7 @@ func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := Size(cells, columns, recallEntries)
+	size := baseSize(cells, columns, recallEntries) + meterWords(meterSeries, meterRows, columns)*8
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -181,8 +213,10 @@ func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
 	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
 	w[hEpoch] = time.Now().UnixNano()
 	w[hRecall] = int64(recallEntries)
+	w[hMeterSeries], w[hMeterRows] = int64(meterSeries), int64(meterRows)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
 	r.setRecall(recallEntries)
+	r.setMeter(meterSeries, meterRows)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
 			w[r.cellBase(i)+cColumns+columns+col] = NoMark
@@ -212,19 +246,23 @@ func Open(f *os.File) (*Region, error) {
 	case atomic.LoadInt64(&w[hMagic]) != Magic:
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region is not a sluice region (bad magic)")
-	case w[hVersion] != LayoutVersion && (w[hVersion] != layoutNoRecall || w[hRecall] != 0):
+	case w[hVersion] != LayoutVersion && w[hVersion] != layoutNoMeter && (w[hVersion] != layoutNoRecall || w[hRecall] != 0):
 		v := w[hVersion]
 		r.mem.Unmap() //nolint:errcheck
 		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
 		w[hRecall] < 0 || w[hRecall] > math.MaxInt32 || int(w[hRecall]) != roundRecall(int(w[hRecall])) ||
-		Size(int(w[hCells]), int(w[hColumns]), int(w[hRecall])) != int(w[hSize]):
+		w[hMeterSeries] < 0 || w[hMeterSeries] > math.MaxInt32 || w[hMeterRows] < 0 || w[hMeterRows] > math.MaxInt32 ||
+		(w[hVersion] != LayoutVersion && (w[hMeterSeries] != 0 || w[hMeterRows] != 0)) ||
+		baseSize(int(w[hCells]), int(w[hColumns]), int(w[hRecall]))+
+			meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))*8 != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
 	r.setRecall(int(w[hRecall]))
+	r.setMeter(int(w[hMeterSeries]), int(w[hMeterRows]))
 	return r, nil
 }
 
