@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -56,7 +57,7 @@ func newMetrics(s *supervisor) *metrics {
 	m.discErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_discovery_errors_total",
 		Help: "Attempts to apply discovered backends that could not apply them all (the shared region was full)."})
 	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
-		m.discPending, m.discErrors, &shmCollector{s: s})
+		m.discPending, m.discErrors, &shmCollector{s: s}, meter.Collector{Region: s.region})
 	return m
 }
 

@@ -100,7 +100,12 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
 		ft = startFirstTokenTimer(m.firstToken, acancel)
 	}
+	sent := time.Now()
 	res, err := g.send(actx, c, b, x.pieces)
+	var headers time.Duration // to the answer's head: none when it failed
+	if err == nil {
+		headers = time.Since(sent)
+	}
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
 		x.prefix, err = readFirst(res.Body, x.api.format)
 		if !ft.arrived() {
@@ -120,7 +125,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 	}
 	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
-	o := classify(x, attemptResult{
+	result := attemptResult{
 		err:        err,
 		res:        res,
 		clientGone: ctx.Err() != nil,
@@ -131,7 +136,9 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		holderDown: x.holderDown,
 		keysOut:    keysOut,
 		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
-	})
+	}
+	o := classify(x, result)
+	g.meter.meterAttempt(b, m.name, n, headers, failureOf(result), o.eject)
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil

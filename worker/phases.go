@@ -498,5 +498,7 @@ func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
 
 // finish writes the usage line.
 func (g *gateway) finish(rec *usageRecord) {
-	g.usage.write(rec, time.Now())
+	now := time.Now()
+	g.meter.record(g.routes.Load(), rec, now)
+	g.usage.write(rec, now)
 }

@@ -96,6 +96,8 @@ type backendRoute struct {
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
 	carried      bool         // health state carried over from the table a reload replaced
+
+	meter atomic.Pointer[backendSeries] // its /metrics series, resolved on first use
 }
 
 // load is the backend's slots in use: this gateway's requests in flight
