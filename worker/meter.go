@@ -128,11 +128,11 @@ type backendSeries struct {
 type failureKind uint8
 
 const (
-	noFailure        failureKind = iota
-	failConnect                  // no connection, or no answer's head
-	failStatus                   // an answer of 429 or 5xx
-	failFirstToken               // first_token_deadline passed
-	failTimeout                  // the gateway's own timeout (total, stream idle)
+	noFailure      failureKind = iota
+	failConnect                // no connection, or no answer's head
+	failStatus                 // an answer of 429 or 5xx
+	failFirstToken             // first_token_deadline passed
+	failTimeout                // the gateway's own timeout (total, stream idle)
 	numFailureKinds
 )
 
