@@ -1,12 +1,13 @@
 package meter
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -30,8 +31,9 @@ func TestDescriptor(t *testing.T) {
 	}
 }
 
-// What two workers record is one series each, summed, as Prometheus text.
-func TestRecordAndCollect(t *testing.T) {
+// What two workers record is one series each, summed, as Prometheus text
+// that Prometheus' own parser reads back.
+func TestRecordAndWriteMeter(t *testing.T) {
 	region, err := shm.Create(4, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -40,41 +42,50 @@ func TestRecordAndCollect(t *testing.T) {
 	w0, w1 := NewRecorder(region, 0), NewRecorder(region, 1)
 	w0.Counter(Requests, "m", "k", "ok").Add(2)
 	w1.Counter(Requests, "m", "k", "ok").Add(3)
-	w1.Counter(Requests, "m", "k", "queue_full").Add(1)
+	w1.Counter(Requests, "m", `odd "key"\`+"\n", "queue_full").Add(1)
 	w0.Histogram(TimeToFirstToken, "m").Observe(3 * time.Millisecond)
 	w1.Histogram(TimeToFirstToken, "m").Observe(700 * time.Millisecond)
 	w1.Histogram(TimeToFirstToken, "m").Observe(time.Hour)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(Collector{region})
-	want := `
-# HELP sluice_requests_total Requests by model, key and outcome: code is the usage line's error code, or ok.
-# TYPE sluice_requests_total counter
-sluice_requests_total{code="ok",key="k",model="m"} 5
-sluice_requests_total{code="queue_full",key="k",model="m"} 1
-# HELP sluice_time_to_first_token_seconds Time from a streamed request's arrival to its first content event, by model.
-# TYPE sluice_time_to_first_token_seconds histogram
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.005"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.01"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.025"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.05"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.1"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.25"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="0.5"} 1
-sluice_time_to_first_token_seconds_bucket{model="m",le="1"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="2.5"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="5"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="10"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="30"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="60"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="120"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="300"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="600"} 2
-sluice_time_to_first_token_seconds_bucket{model="m",le="+Inf"} 3
-sluice_time_to_first_token_seconds_sum{model="m"} 3600.703
-sluice_time_to_first_token_seconds_count{model="m"} 3
-`
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), Requests.Name, TimeToFirstToken.Name); err != nil {
+	var out strings.Builder
+	text := NewText(&out)
+	text.WriteMeter(region)
+	if err := text.Flush(); err != nil {
 		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatalf("the text does not parse: %v\n%s", err, out.String())
+	}
+	got := map[string]float64{}
+	for _, m := range fams[Requests.Name].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		got[l["key"]+"/"+l["code"]] = m.GetCounter().GetValue()
+	}
+	if got["k/ok"] != 5 || got[`odd "key"\`+"\n/queue_full"] != 1 || len(got) != 2 {
+		t.Errorf("requests: %v", got)
+	}
+	h := fams[TimeToFirstToken.Name].GetMetric()[0].GetHistogram()
+	if h.GetSampleCount() != 3 || h.GetSampleSum() != 3600.703 {
+		t.Errorf("histogram count %d sum %v", h.GetSampleCount(), h.GetSampleSum())
+	}
+	for _, b := range h.GetBucket() {
+		want := uint64(1)
+		switch {
+		case math.IsInf(b.GetUpperBound(), 1):
+			want = 3
+		case b.GetUpperBound() >= 1:
+			want = 2
+		}
+		if b.GetCumulativeCount() != want {
+			t.Errorf("bucket le=%v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
+		}
+	}
+	if len(h.GetBucket()) != len(Buckets)+1 {
+		t.Errorf("%d buckets, want %d and +Inf", len(h.GetBucket()), len(Buckets))
 	}
 }
 
