@@ -116,6 +116,9 @@ type Config struct {
 	Nomad NomadClient `yaml:"nomad"`
 	// Fleet makes key limits hold for all gateway replicas together.
 	Fleet Fleet `yaml:"fleet"`
+	// Tracing sends OpenTelemetry spans of requests to an OTLP endpoint
+	// (off without an endpoint).
+	Tracing Tracing `yaml:"tracing"`
 	// Keys are the API keys clients may use.
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
@@ -249,6 +252,24 @@ type Fleet struct {
 	NomadService string `yaml:"nomad_service"`
 	Namespace    string `yaml:"namespace"`
 }
+
+// Tracing is the OpenTelemetry export of request spans.
+type Tracing struct {
+	// Endpoint is the OTLP receiver's URL (http:// or https://, e.g.
+	// http://otel-collector:4318); empty: tracing is off.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http (OTLP/HTTP with protobuf, default; the endpoint's
+	// path defaults to /v1/traces) or grpc.
+	Protocol string `yaml:"protocol"`
+	// SampleRatio is the fraction of new traces sampled, 0 to 1 (nil: 1).
+	// A request that carries a W3C traceparent follows its sampled flag.
+	SampleRatio *float64 `yaml:"sample_ratio"`
+	// ServiceName is the resource's service.name (default "sluice").
+	ServiceName string `yaml:"service_name"`
+}
+
+// DefaultTracingServiceName is tracing.service_name when none is set.
+const DefaultTracingServiceName = "sluice"
 
 // Discovered holds the backends found by service discovery, by model name.
 type Discovered map[string][]Backend

@@ -290,6 +290,17 @@ func (c *Config) validate() Problems {
 			add(p+".priority", "must be 0 (default) to %d, got %d", MaxKeyPriority, k.Priority)
 		}
 	}
+	if tr := c.Tracing; tr.Endpoint != "" || tr.Protocol != "" || tr.SampleRatio != nil {
+		if u, err := url.Parse(tr.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("tracing.endpoint", "must be an http:// or https:// URL of an OTLP receiver (e.g. http://otel-collector:4318), got %q", tr.Endpoint)
+		}
+		if tr.Protocol != "" && tr.Protocol != "http" && tr.Protocol != "grpc" {
+			add("tracing.protocol", "must be http or grpc, got %q", tr.Protocol)
+		}
+		if r := tr.SampleRatio; r != nil && !(*r >= 0 && *r <= 1) {
+			add("tracing.sample_ratio", "must be between 0 and 1, got %g", *r)
+		}
+	}
 	if c.UsageLogFlush < 0 {
 		add("usage_log_flush", "must be 0 (a write per line) or more, got %s", time.Duration(c.UsageLogFlush))
 	}

@@ -19,9 +19,10 @@ func QueueCell(model string) string { return "queue/" + model }
 // mark (AddMarkCount, MarkCount), its requests waiting in that worker's
 // queues: a dead worker's are cleared with the rest of its column.
 const (
-	// KeyServedScalar is the key's virtual token counter: the tokens it has
-	// been served divided by its weight, in units of 1/ServedUnitsPerToken
-	// token, lifted when it starts waiting (see worker's fair queue).
+	// KeyServedScalar is the key's finish tag in the fair queue: the
+	// tokens of its requests (served or waiting) divided by its weight, in
+	// units of 1/ServedUnitsPerToken token, from no earlier than the
+	// model's virtual time when it was idle (see worker/fairness.go).
 	KeyServedScalar = 2
 	// KeyQueuedScalar counts the key's requests that waited for a slot.
 	KeyQueuedScalar = 3
@@ -41,8 +42,8 @@ const (
 const ServedUnitsPerToken = 1024
 
 // QueueVirtualScalar, in a QueueCell (beyond Ticket and LastRelease), is
-// the model's virtual time: the counter (KeyServedScalar) of the key of
-// the last request that took one of the model's slots, as it was then.
+// the model's virtual time: the start tag of the last request that took
+// one of the model's slots (the largest, if they came out of order).
 const QueueVirtualScalar = 4
 
 // BackendCell is the cell of one backend of a model: its slots in use.

@@ -139,7 +139,7 @@ func writeKeyMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 		t.Float(float64(atomic.LoadInt64(k.cell.Scalar(shm.KeyQueueWaitScalar)))/1e9, k.name)
 	}
 	t.Family("sluice_key_served_tokens",
-		"A key's fair-queue counter: tokens it was served divided by its weight, lifted to the model's virtual time when it starts waiting. The least served waiting key gets the next slot.",
+		"A key's fair-queue finish tag, in tokens over its weight: the virtual time at which its last request, served or waiting, ends. Requests go in the order of their start tags; an idle key starts at the model's virtual time.",
 		"gauge", "key")
 	for _, k := range keys {
 		t.Int(atomic.LoadInt64(k.cell.Scalar(shm.KeyServedScalar))/shm.ServedUnitsPerToken, k.name)

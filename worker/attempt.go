@@ -75,7 +75,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		b = order[0]
 	} else {
 		var e *apiError
-		// The key's fair-queue counter is charged once, at the first
+		// The key's fair-queue finish tag is charged once, at the first
 		// slot (a retry's slot is the same request's): the prompt's
 		// estimate and what the key's requests use beyond it, as a rule.
 		charge := int64(0)
@@ -100,8 +100,9 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
 		ft = startFirstTokenTimer(m.firstToken, acancel)
 	}
+	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
 	sent := time.Now()
-	res, err := g.send(actx, c, b, x.pieces)
+	res, err := g.send(actx, c, b, x.pieces, traceLines)
 	var headers time.Duration // to the answer's head: none when it failed
 	if err == nil {
 		headers = time.Since(sent)
@@ -138,7 +139,15 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
 	}
 	o := classify(x, result)
-	g.meter.meterAttempt(b, m.name, n, headers, failureOf(result), o.eject)
+	failure := failureOf(result)
+	g.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
+	if span != nil {
+		status := 0
+		if res != nil {
+			status = res.StatusCode
+		}
+		span.End(status, failureNames[failure])
+	}
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil
@@ -421,16 +430,16 @@ const statusClientClosed = 499
 // fails with errNoProviderKey, except that a last 429 is returned as the
 // answer (classify retries it on the next backend, or relays it with the
 // provider's Retry-After).
-func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, pieces [][]byte) (*http.Response, error) {
+func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, pieces [][]byte, trace []byte) (*http.Response, error) {
 	if b.keys == nil {
-		return g.sendUpstream(ctx, c, b, b.authHeader, pieces)
+		return g.sendUpstream(ctx, c, b, b.authHeader, pieces, trace)
 	}
 	for {
 		k, ok := b.keys.Pick(g.region.Now())
 		if !ok {
 			return nil, errNoProviderKey
 		}
-		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces)
+		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces, trace)
 		if err != nil {
 			return res, err
 		}
@@ -460,14 +469,17 @@ var errNoProviderKey = errors.New("no provider key usable")
 
 // sendUpstream sends the request to backend b and returns once the
 // response headers have arrived, with auth ("": none) as its
-// Authorization. body is sent as it is, in its pieces.
-func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, body [][]byte) (*http.Response, error) {
+// Authorization. body is sent as it is, in its pieces. trace, when not
+// nil, is the attempt's trace context header lines, sent in place of the
+// client's (nil: the client's traceparent, if any, goes as it came).
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, body [][]byte, trace []byte) (*http.Response, error) {
 	hdr := headerPool.Get().(*[]byte)
 	defer headerPool.Put(hdr)
-	h := appendRequestHeaders((*hdr)[:0], c, auth != "")
+	h := appendRequestHeaders((*hdr)[:0], c, auth != "", trace != nil)
 	if auth != "" {
 		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}
+	h = append(h, trace...)
 	*hdr = h
 	// The target is the path the gateway routed on (hertz's normalised
 	// one: "//v1/…", "/x/../v1/…" and needless escapes resolved) with the

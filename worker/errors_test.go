@@ -97,7 +97,7 @@ func TestForwardedHeaders(t *testing.T) {
 		c.Request.Header.Set(k, v)
 	}
 	for _, own := range []bool{false, true} {
-		got := string(appendRequestHeaders(nil, c, own))
+		got := string(appendRequestHeaders(nil, c, own, false))
 		for _, never := range []string{"client", "a=b"} {
 			if strings.Contains(got, never) {
 				t.Errorf("ownKey %v: forwarded %q:\n%s", own, never, got)

@@ -12,32 +12,43 @@ import (
 //
 // While a model's slots are full its waiters are ordered first by tier —
 // the key's priority, higher first — then, within a tier, by how much the
-// key has been served: the virtual token counter of VTC (Sheng et al.,
-// "Fairness in Serving Large Language Models", OSDI 2024), the tokens of
-// the key's requests (prompt when the request gets its slot, the rest when
-// its usage is settled) divided by the key's weight. The least served key
-// goes first; a key's own requests go in arrival order. The counter is in
-// the key's shared cell (KeyServedScalar), so every worker reads and
-// charges the same one and it outlives reloads and worker deaths.
+// key has been served, counted in tokens divided by the key's weight, as
+// VTC counts it (the virtual token counter of Sheng et al., "Fairness in
+// Serving Large Language Models", OSDI 2024): the least served key goes
+// first, a key's own requests in arrival order.
 //
-// A key that was not waiting must not bring credit with it: a key idle
-// for an hour would otherwise take every slot until its counter caught up
-// with keys that kept working. When a key's request enqueues while none of
-// its requests wait anywhere, its counter is lifted to at least the
-// model's virtual time — the counter, when it took its slot, of the last
-// request that took one of the model's slots (QueueVirtualScalar). VTC
-// lifts to the least counter of the waiting keys; the last one served is
-// that key, or was until its charge, and needs no scan of the waiters.
+// The counting is start-time fair queuing's (Goyal et al., SIGCOMM 1996)
+// over VTC's tokens. Each key has a finish tag in its shared cell
+// (KeyServedScalar): the service, in weighted tokens, of every request it
+// has had a slot for or is waiting for. A request takes a start tag when
+// it asks for a slot — its key's finish tag, or the model's virtual time
+// if that is later — and moves the key's finish tag on by its cost: its
+// prompt's estimate and its key's usual answer (expectedRest), divided by
+// the key's weight. The waiter with the smallest start tag goes first; the
+// model's virtual time (QueueVirtualScalar) is the start tag of the last
+// request given a slot. The cost is settled against the usage the backend
+// reports when the request ends, and refunded when it never got a slot.
 //
-// Each worker publishes its best waiter as its mark in the model's queue
-// cell, and marks order waiters as the rules above do: the tier in the
-// top bits, then the key's counter, then the request's ticket (its arrival
-// across workers). The smallest mark of all goes first, exactly as the
-// oldest ticket did before keys were told apart. A counter moves as other
-// workers charge it, so a published mark can be stale: a worker recomputes
-// its mark whenever it dispatches, and hands the wake-up on to the worker
-// whose mark is then smaller than its own; the order is VTC's up to a
-// charge in flight.
+//   - A key with 200 requests waiting has its finish tag 200 requests
+//     ahead of the virtual time; another key's one request starts at the
+//     virtual time and goes next.
+//   - Two keys that both keep the queue full take slots in proportion to
+//     their weights, by tokens: a key whose answers are 4× longer gets a
+//     quarter of the requests.
+//   - A key that was idle brings no credit: its finish tag is behind the
+//     virtual time and its next request starts at the virtual time (VTC's
+//     lift of a newly active key to the least served active one).
+//
+// A start tag is fixed when its request asks for a slot, so the order
+// never goes stale: each worker publishes its best waiter's mark in the
+// model's queue cell — the tier in the top bits, then the start tag, then
+// the ticket (its arrival across workers) — and the smallest mark of all
+// goes first, as the oldest ticket did before keys were told apart. (VTC
+// proper compares the keys' counters as they are at each pick; counters
+// that other workers keep charging would make every published mark stale
+// at once, and comparing a mark recomputed now with the others' older ones
+// made two workers pass each wake-up back and forth: hand-off p99 2.5–14
+// ms with 2 workers, bench/fairqueue.)
 
 // Mark layout: 2 bits of tier, markServedBits of the key's counter (in
 // buckets of servedBucket units), markTicketBits of the ticket.
@@ -57,8 +68,8 @@ const (
 // unitsPerToken is what one token adds to the counter of a key of weight 1.
 const unitsPerToken = shm.ServedUnitsPerToken
 
-// queueMark is the mark of a waiter of a key of the given priority whose
-// counter is served, holding ticket: smaller goes first.
+// queueMark is the mark of a waiter of a key of the given priority with
+// the start tag served, holding ticket: smaller goes first.
 func queueMark(priority int, served, ticket int64) int64 {
 	tier := int64(config.MaxKeyPriority - min(max(priority, 0), config.MaxKeyPriority))
 	bucket := min(max(served, 0)/servedBucket, maxServedBucket)
@@ -92,15 +103,15 @@ func servedTokens(units int64) int64 { return units / unitsPerToken }
 
 // fairKey is a waiting or served request's key as the fair queue sees it;
 // the zero value (no key: unit tests) has priority 0, weight 1 and no
-// counter.
+// finish tag (every start tag is the virtual time).
 type fairKey struct {
 	name     string
-	cell     *shm.Cell // the key's cell: its counter, its waiting counts
+	cell     *shm.Cell // the key's cell: its finish tag, its waiting counts
 	weight   float64
 	priority int
 }
 
-// served is the key's counter now.
+// served is the key's finish tag now.
 func (k fairKey) served() int64 {
 	if k.cell == nil {
 		return 0
@@ -108,17 +119,34 @@ func (k fairKey) served() int64 {
 	return atomic.LoadInt64(k.cell.Scalar(shm.KeyServedScalar))
 }
 
-// charge adds tokens to the key's counter and returns the counter before.
-func (k fairKey) charge(tokens int64) int64 {
+// claim gives a request of the key that costs tokens its start tag — the
+// key's finish tag, or virtual if that is later — and moves the key's
+// finish tag on by the cost.
+func (k fairKey) claim(tokens, virtual int64) (start int64) {
 	if k.cell == nil {
-		return 0
+		return virtual
 	}
 	u := serviceUnits(tokens, k.weight)
-	return satAddAtomic(k.cell.Scalar(shm.KeyServedScalar), u)
+	p := k.cell.Scalar(shm.KeyServedScalar)
+	for {
+		old := atomic.LoadInt64(p)
+		start = max(old, virtual)
+		if atomic.CompareAndSwapInt64(p, old, satAdd(start, u)) {
+			return start
+		}
+	}
 }
 
-// refund takes tokens back from the key's counter (a settled request that
-// used fewer than it was charged), never below zero.
+// charge moves the key's finish tag on by tokens (a request that used more
+// than it was charged).
+func (k fairKey) charge(tokens int64) {
+	if k.cell != nil {
+		satAddAtomic(k.cell.Scalar(shm.KeyServedScalar), serviceUnits(tokens, k.weight))
+	}
+}
+
+// refund takes tokens back from the key's finish tag (a request that used
+// fewer than it was charged, or never got its slot), never below zero.
 func (k fairKey) refund(tokens int64) {
 	if k.cell == nil {
 		return
@@ -133,25 +161,16 @@ func (k fairKey) refund(tokens int64) {
 	}
 }
 
-// lift raises the key's counter to at least v (VTC's lift of a key that
-// starts waiting).
-func (k fairKey) lift(v int64) {
-	if k.cell == nil {
-		return
-	}
-	p := k.cell.Scalar(shm.KeyServedScalar)
+// advanceVirtual moves a model's virtual time on to start, the start tag
+// of a request given a slot; never back (a lower tier's request, or one
+// that waited in another worker, may start earlier).
+func advanceVirtual(p *int64, start int64) {
 	for {
 		old := atomic.LoadInt64(p)
-		if old >= v || atomic.CompareAndSwapInt64(p, old, v) {
+		if old >= start || atomic.CompareAndSwapInt64(p, old, start) {
 			return
 		}
 	}
-}
-
-// waitingAnywhere reports whether any worker has a request of the key
-// waiting (its waiting counts, one per worker column).
-func (k fairKey) waitingAnywhere() bool {
-	return k.cell != nil && k.cell.MarkCount() > 0
 }
 
 // satAddAtomic adds d ≥ 0 to *p, at most math.MaxInt64, and returns the
@@ -181,15 +200,20 @@ func (k fairKey) expectedRest() int64 {
 }
 
 // learnRest moves the key's mean of what its requests use beyond their
-// prompt's estimate towards rest: a mean over about the last 8 requests.
-// Two workers settling at once may lose one's step, which a mean can spare.
+// prompt's estimate towards rest: a mean over about the last 4 requests,
+// taken whole from the first. Two workers settling at once may lose one's
+// step, which a mean can spare.
 func (k fairKey) learnRest(rest int64) {
 	if k.cell == nil {
 		return
 	}
 	p := k.cell.Scalar(shm.KeyMeanRestScalar)
-	old := atomic.LoadInt64(p)
-	atomic.StoreInt64(p, old+(max(rest, 0)-old)/8)
+	rest = max(rest, 0)
+	if old := atomic.LoadInt64(p); old == 0 {
+		atomic.StoreInt64(p, rest)
+	} else {
+		atomic.StoreInt64(p, old+(rest-old)/4)
+	}
 }
 
 // settleService corrects a key's counter once a request's usage is known:

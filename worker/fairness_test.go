@@ -112,13 +112,15 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 	h1, _ := r.queueAs(0, heavy, 1000)
 	h2, _ := r.queueAs(0, heavy, 1000)
 	l1, _ := r.queueAs(1, light, 1000) // younger than heavy's, in the other worker
-	if got := light.served(); got != units(5000) {
-		t.Fatalf("light, starting to wait, was lifted to %d units, want the virtual time %d (heavy's counter when it took the slot)", got, units(5000))
+	if got := light.served(); got != units(6000) {
+		t.Fatalf("light's finish tag is %d units, want %d: its request starts at the virtual time (heavy's start, 5000) and costs 1000",
+			got, units(6000))
 	}
 	r.woken(0)
 	r.woken(1)
 
-	// light (5000) is served less than heavy (6000): it goes first.
+	// light's request starts at 5000, heavy's waiters at 6000 and 7000:
+	// light goes first.
 	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
 	if !r.woken(1) || r.woken(0) {
 		t.Fatal("the freed slot did not wake (only) the worker of the least served key")
@@ -131,13 +133,14 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 	r.served(l1, "light, the least served key")
 	notYet(t, h1, "heavy's first waiter")
 
-	// Both at 6000: arrival decides, heavy's first waiter goes (heavy: 7000).
+	// heavy's first waiter (6000) next.
 	r.gw[1].queues.releaseSlot(r.model[1], r.be[1])
 	r.model[1].queue.dispatch()
 	r.model[0].queue.dispatch()
 	r.served(h1, "heavy's first waiter")
 
-	// light waits again, younger than heavy's second: light (6000) first.
+	// light waits again, younger than heavy's second: it starts at 6000
+	// (its finish tag, and the virtual time), heavy's second at 7000.
 	l2, _ := r.queueAs(1, light, 1000)
 	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
 	r.model[0].queue.dispatch()
@@ -149,7 +152,7 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 	r.model[0].queue.dispatch()
 	r.served(h2, "heavy's second waiter")
 	if got := heavy.served(); got != units(8000) {
-		t.Errorf("heavy served %d units after 3 slots of 1000 from 5000, want %d", got, units(8000))
+		t.Errorf("heavy's finish tag is %d units after 3 requests of 1000 from 5000, want %d", got, units(8000))
 	}
 }
 
@@ -177,12 +180,14 @@ func TestFairQueuePriorityFirst(t *testing.T) {
 	notYet(t, l2, "priority-0 request")
 }
 
-// A key that starts waiting brings no credit: its counter is lifted to
-// the model's virtual time, so a key idle while another was served does
-// not take every slot until it catches up.
+// A key that starts waiting brings no credit: its request starts at the
+// model's virtual time, so a key idle while another was served does not
+// take every slot until it catches up; its next request starts where its
+// last ends.
 func TestFairQueueLiftsAnIdleKey(t *testing.T) {
 	r, k := fairRig(t, 1, "busy", "idle")
 	busy, idle := k["busy"], k["idle"]
+	units := func(tokens int64) int64 { return serviceUnits(tokens, 1) }
 	for range 5 { // busy is served alone: 5 × 100 tokens, then one more
 		c, _ := r.takeAs(0, busy, 100)
 		if got := <-c; got.b == nil {
@@ -194,16 +199,12 @@ func TestFairQueueLiftsAnIdleKey(t *testing.T) {
 		t.Fatal("no slot while nobody waits")
 	}
 	i1, _ := r.queueAs(1, idle, 100)
-	want := serviceUnits(500, 1) // busy's counter when it took the last slot
-	if got := atomic.LoadInt64(idle.cell.Scalar(shm.KeyServedScalar)); got != want {
-		t.Fatalf("the idle key's counter is %d on waiting, want the virtual time %d", got, want)
+	if got := idle.served(); got != units(600) {
+		t.Fatalf("the idle key's finish tag is %d on waiting, want %d: a start at the virtual time (500) and a cost of 100", got, units(600))
 	}
-	// A second request of the same key, while its first waits, is not
-	// lifted again (the key is waiting: its counter is its own).
-	atomic.StoreInt64(idle.cell.Scalar(shm.KeyServedScalar), want-serviceUnits(50, 1))
 	i2, _ := r.queueAs(1, idle, 100)
-	if got := atomic.LoadInt64(idle.cell.Scalar(shm.KeyServedScalar)); got != want-serviceUnits(50, 1) {
-		t.Fatalf("a waiting key's counter was lifted: %d", got)
+	if got := idle.served(); got != units(700) {
+		t.Fatalf("the idle key's second request moved its finish tag to %d, want %d", got, units(700))
 	}
 	if n := idle.cell.MarkCount(); n != 2 {
 		t.Fatalf("the key's waiting count is %d, want 2", n)
@@ -217,6 +218,15 @@ func TestFairQueueLiftsAnIdleKey(t *testing.T) {
 	if n := idle.cell.MarkCount(); n != 0 {
 		t.Fatalf("the key's waiting count is %d with nobody waiting", n)
 	}
+	// A request that leaves before its slot gives its cost back (the slot
+	// is i2's still).
+	_, leave := r.queueAs(1, idle, 100)
+	leave()
+	r.await("the request to leave", func() bool { return r.qcell.Total() == 0 }, nil)
+	r.running.Wait()
+	if got := idle.served(); got != units(700) {
+		t.Errorf("after a request left the queue the finish tag is %d, want %d (its cost refunded)", got, units(700))
+	}
 }
 
 // A request's charge is settled against its usage: the prompt's estimate
@@ -229,13 +239,13 @@ func TestSettleService(t *testing.T) {
 	defer region.Close()
 	c, _ := region.Alloc(shm.KeyCell("k"))
 	k := fairKey{name: "k", cell: c, weight: 2}
-	k.charge(100)
+	k.claim(100, 0)
 	settleService(k, 100, 100, 300)
 	if got, want := k.served(), serviceUnits(300, 2); got != want {
 		t.Errorf("after settling 300 used against 100 charged: %d, want %d", got, want)
 	}
-	if got := k.expectedRest(); got != 200/8 {
-		t.Errorf("the key's usual rest after one request that used 200 past its prompt: %d, want %d", got, 200/8)
+	if got := k.expectedRest(); got != 200 {
+		t.Errorf("the key's usual rest after one request that used 200 past its prompt: %d, want 200", got)
 	}
 	settleService(k, 10, 100, 20)
 	if got, want := k.served(), serviceUnits(300, 2)-serviceUnits(80, 2); got != want {

@@ -46,3 +46,20 @@ func BenchmarkMeterRecord(b *testing.B) {
 		rm.record(routes, rec, time.Now())
 	}
 }
+
+// BenchmarkTracingOff is what tracing costs a request when it is off (no
+// tracing.endpoint): the hooks of serve, attempt and end, each a nil check.
+func BenchmarkTracingOff(b *testing.B) {
+	g := &gateway{}
+	x := &exchange{api: &apiSpec{name: "chat"}, rec: &usageRecord{start: time.Now()}}
+	for b.Loop() {
+		g.startTrace(nil, x)
+		span, lines := x.trace.StartAttempt(0, "http://b", nil)
+		if span != nil || lines != nil {
+			b.Fatal("a span with tracing off")
+		}
+		if x.trace != nil {
+			g.endTrace(x, time.Now())
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 
 	"github.com/sluice-gw/sluice/worker/reqscan"
+	"github.com/sluice-gw/sluice/worker/tracing"
 )
 
 // This file is a proxied request's life, top to bottom, in the order its
@@ -73,6 +74,7 @@ var requestPhases = [...]phase{
 // back to) 8 KiB instead of 16 KiB per open stream.
 func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) {
 	x := &exchange{api: a, rec: g.beginRecord(c)}
+	g.startTrace(c, x)
 	defer g.end(x)
 	if !g.forward(ctx, c, x) {
 		return
@@ -151,7 +153,7 @@ type exchange struct {
 	// failed otherwise than with a 404 (502: no answer), 0 if none did.
 	holderDown int
 	backend    *backendRoute // the backend whose answer goes to the client
-	// charged is the tokens the key's fair-queue counter was charged when
+	// charged is the tokens the key's fair-queue finish tag was charged when
 	// the request took its first slot (chargedPrompt, its prompt's
 	// estimate, and the key's usual rest), settled against its usage at
 	// the end; 0: none yet.
@@ -172,6 +174,7 @@ type exchange struct {
 	// firstTokenArmed: this attempt runs under first_token_deadline (one
 	// retry at most: it is disarmed once it fired).
 	firstTokenArmed bool
+	trace           *tracing.Request // its span; nil: tracing off
 }
 
 // bodyState is how much of a request's body the gateway has read, which
@@ -215,6 +218,9 @@ func (g *gateway) end(x *exchange) {
 	}
 	if x.routes != nil {
 		x.routes.refs.Add(-1)
+	}
+	if x.trace != nil {
+		g.endTrace(x, time.Now())
 	}
 	g.finish(x.rec)
 }

@@ -77,11 +77,11 @@ type keyLine struct {
 type waiter struct {
 	ticket  int64
 	key     fairKey
-	tokens  int64 // what its key is charged when it gets its slot
+	tokens  int64 // what its key was charged (its finish tag moved on by)
+	start   int64 // its start tag (fairness.go)
 	cands   []*backendRoute
 	got     chan *backendRoute // buffered: the dispatcher never blocks on it
 	handoff time.Duration      // from the slot's release to its hand-over
-	served  int64              // its key's counter when it got its slot (before the charge)
 }
 
 // forModel returns the local queue of a model, the same one across route
@@ -189,14 +189,8 @@ func (lq *localQueue) dispatch() {
 		lq.removePinned(i)
 		lq.grant(p, b)
 	}
-	for {
-		// The mark is recomputed, not taken as published: other workers
-		// may have charged the keys' counters since.
+	for lq.waiting > 0 {
 		line, mark := lq.best()
-		lq.cell.SetMark(lq.q.col, mark)
-		if line == nil {
-			break
-		}
 		if least, at := lq.cell.MinMark(); least < mark {
 			lq.q.wake(at) // a waiter in another worker goes first
 			return
@@ -208,10 +202,18 @@ func (lq *localQueue) dispatch() {
 		}
 		lq.remove(head)
 		lq.grant(head, b)
+		lq.publish()
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
 		lq.q.wake(at)
 	}
+}
+
+// publish recomputes this worker's mark from its best waiter now (lq.mu
+// held).
+func (lq *localQueue) publish() {
+	_, mark := lq.best()
+	lq.cell.SetMark(lq.q.col, mark)
 }
 
 // best returns the line whose head goes first here, and its mark (nil and
@@ -221,20 +223,19 @@ func (lq *localQueue) best() (*keyLine, int64) {
 	mark := int64(shm.NoMark)
 	for _, l := range lq.lines {
 		h := l.waiters[0]
-		if m := queueMark(h.key.priority, h.key.served(), h.ticket); m < mark {
+		if m := queueMark(h.key.priority, h.start, h.ticket); m < mark {
 			line, mark = l, m
 		}
 	}
 	return line, mark
 }
 
-// grant hands slot b to waiter w, out of the queue already (lq.mu held):
-// its key is charged for its prompt now, so that the next pick, here or in
-// another worker, sees it served.
+// grant hands slot b to waiter w, out of the queue already (lq.mu held),
+// and moves the model's virtual time on to its start tag.
 func (lq *localQueue) grant(w *waiter, b *backendRoute) {
-	w.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
-	w.served = w.key.charge(w.tokens)
-	atomic.StoreInt64(lq.cell.Scalar(shm.QueueVirtualScalar), w.served)
+	released := atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)) // before the clock: never a negative hand-off
+	w.handoff = time.Duration(max(lq.q.region.Now()-released, 0))
+	advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
 	w.got <- b
 }
 
@@ -270,12 +271,11 @@ func (lq *localQueue) removePinned(i int) {
 	lq.cell.Release(lq.q.col)
 }
 
-// enqueue adds a waiter of key, charged tokens when served, that already
-// holds a queue place: in its key's line, or with pinned among the pinned
-// waiters. A key that had no request waiting anywhere starts at the
-// model's virtual time at least (see fairness.go).
-func (lq *localQueue) enqueue(key fairKey, tokens int64, cands []*backendRoute, pinned bool) *waiter {
-	w := &waiter{key: key, tokens: tokens, cands: cands, got: make(chan *backendRoute, 1)}
+// enqueue adds a waiter of key that already holds a queue place and took
+// its start tag: in its key's line, or with pinned among the pinned
+// waiters.
+func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backendRoute, pinned bool) *waiter {
+	w := &waiter{key: key, tokens: tokens, start: start, cands: cands, got: make(chan *backendRoute, 1)}
 	lq.mu.Lock()
 	if pinned {
 		lq.pinned = append(lq.pinned, w)
@@ -283,9 +283,6 @@ func (lq *localQueue) enqueue(key fairKey, tokens int64, cands []*backendRoute, 
 		lq.mu.Unlock()
 		lq.q.wake(lq.q.col)
 		return w
-	}
-	if !key.waitingAnywhere() {
-		key.lift(atomic.LoadInt64(lq.cell.Scalar(shm.QueueVirtualScalar)))
 	}
 	if key.cell != nil {
 		key.cell.AddMarkCount(lq.q.col, 1)
@@ -299,8 +296,7 @@ func (lq *localQueue) enqueue(key fairKey, tokens int64, cands []*backendRoute, 
 	}
 	l.waiters = append(l.waiters, w)
 	lq.waiting++
-	_, mark := lq.best()
-	lq.cell.SetMark(lq.q.col, mark)
+	lq.publish()
 	lq.mu.Unlock()
 	lq.q.wake(lq.q.col) // a slot may have freed while the place was taken
 	return w
@@ -312,8 +308,7 @@ func (lq *localQueue) leave(w *waiter) *backendRoute {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
 	if lq.remove(w) {
-		_, mark := lq.best()
-		lq.cell.SetMark(lq.q.col, mark)
+		lq.publish()
 		return nil
 	}
 	for i, x := range lq.pinned {
@@ -369,7 +364,8 @@ func (q *queues) wakeOldest(qc *shm.Cell) {
 // takeSlot returns a backend from cands whose slot this request of key
 // now holds: at once when nobody waits and one is free, else after waiting
 // in the model's queue, in the fair order between keys (fairness.go). The
-// key is charged tokens (its prompt's estimate) when the slot is taken.
+// key is charged tokens (the request's cost) as it asks, and refunded if
+// it never gets a slot.
 // pinned: cands is the one backend the request needs (a stored response's
 // holder); it waits outside the fair order (see localQueue.pinned).
 // Whoever gets a slot must give it back with releaseSlot.
@@ -380,10 +376,11 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	// pinned request tries its one backend at once all the same: a slot
 	// freed there goes to a waiter that can use it as soon as the
 	// dispatcher runs, so one still free is seldom anyone else's.
+	virtual := lq.cell.Scalar(shm.QueueVirtualScalar)
 	if pinned || lq.cell.Total() == 0 {
 		if b := g.queues.trySlot(cands); b != nil {
-			rec.served = key.charge(tokens)
-			atomic.StoreInt64(lq.cell.Scalar(shm.QueueVirtualScalar), rec.served)
+			rec.served = key.claim(tokens, atomic.LoadInt64(virtual))
+			advanceVirtual(virtual, rec.served)
 			return b, nil
 		}
 	}
@@ -393,7 +390,8 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 			retryAfter: "1", source: sourceGateway}
 	}
 	began := time.Now()
-	w := lq.enqueue(key, tokens, append([]*backendRoute(nil), cands...), pinned)
+	start := key.claim(tokens, atomic.LoadInt64(virtual))
+	w := lq.enqueue(key, tokens, start, append([]*backendRoute(nil), cands...), pinned)
 	timer := time.NewTimer(m.queueTimeout)
 	defer timer.Stop()
 	var b *backendRoute
@@ -402,19 +400,23 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	case b = <-w.got:
 	case <-ctx.Done():
 		if b = lq.leave(w); b != nil {
-			key.refund(tokens) // served, but the client had gone
 			g.queues.releaseSlot(m, b)
 			b = nil
 		}
+		key.refund(tokens) // never served: the client had gone
 		aerr = errClientClosed
 	case <-timer.C:
 		if b = lq.leave(w); b == nil {
+			key.refund(tokens)
 			aerr = errServer(http.StatusServiceUnavailable, "queue_timeout",
 				fmt.Sprintf("Every backend of model `%s` stayed busy for the queue timeout of %s. Retry shortly.", m.name, m.queueTimeout))
 			aerr.retryAfter = "1"
 		}
 	}
 	waited := time.Since(began)
+	if !rec.queued {
+		rec.queueBegan = began
+	}
 	rec.queued = true
 	rec.queueWait += waited
 	if key.cell != nil {
@@ -422,7 +424,7 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 		atomic.AddInt64(key.cell.Scalar(shm.KeyQueueWaitScalar), int64(waited))
 	}
 	if b != nil {
-		rec.handoff, rec.served = w.handoff, w.served
+		rec.handoff, rec.served = w.handoff, w.start
 	}
 	return b, aerr
 }

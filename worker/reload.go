@@ -52,6 +52,7 @@ func (g *gateway) apply(cfg *config.Config, gen int64) error {
 	g.client.set(cfg)
 	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
+	g.setTracer(cfg.Tracing, g.slot)
 	g.routes.Store(rt)
 	g.stopHealth()
 	g.stopHealth = stopHealth

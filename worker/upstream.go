@@ -57,15 +57,21 @@ var scopedToKey = map[string]bool{
 	"Api-Key":             true,
 }
 
+// traceHeaders are the W3C trace context headers: with tracing on, the
+// gateway sends its attempt's in place of the client's.
+var traceHeaders = map[string]bool{"Traceparent": true, "Tracestate": true}
+
 // appendRequestHeaders appends, as header lines, the client's headers that
 // may travel upstream; with ownKey (the gateway sends its own key), not
-// those scopedToKey. hertz hands the names over in canonical form
+// those scopedToKey; with ownTrace (it sends its own trace context), not
+// traceHeaders. hertz hands the names over in canonical form
 // ("Content-Type"), which is how the maps above spell them; a lookup with
 // string(k) does not allocate.
-func appendRequestHeaders(b []byte, c *app.RequestContext, ownKey bool) []byte {
+func appendRequestHeaders(b []byte, c *app.RequestContext, ownKey, ownTrace bool) []byte {
 	conn := c.Request.Header.Peek("Connection")
 	c.Request.Header.VisitAll(func(k, v []byte) {
-		if hopByHop[string(k)] || neverForward[string(k)] || listsToken(conn, k) || ownKey && scopedToKey[string(k)] {
+		if hopByHop[string(k)] || neverForward[string(k)] || listsToken(conn, k) || ownKey && scopedToKey[string(k)] ||
+			ownTrace && traceHeaders[string(k)] {
 			return
 		}
 		b = append(b, k...)

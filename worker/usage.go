@@ -49,9 +49,10 @@ type usageRecord struct {
 	promptBytes     int
 	queued          bool          // waited in the model's queue for a slot
 	queueWait       time.Duration // time spent in the queue
+	queueBegan      time.Time     // when it began waiting (its first wait, for its trace)
 	handoff         time.Duration // from a slot's release to its hand-over to this request
 	priority        int           // the key's priority (tier in the queue)
-	served          int64         // the key's fair-queue counter when this request took its slot, in units
+	served          int64         // its start tag in the fair queue, in units
 }
 
 // failed records that the request ended with e.

@@ -30,6 +30,7 @@ import (
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
+	"github.com/sluice-gw/sluice/worker/tracing"
 )
 
 // Options is what a worker is handed by the supervisor.
@@ -77,7 +78,9 @@ type gateway struct {
 	// (sluice_worker_goroutines), published with the generation.
 	goroutines *shm.Cell
 	usage      *usageLog
-	meter      *requestMeter // /metrics counters and histograms; nil: none (unit tests)
+	meter      *requestMeter                  // /metrics counters and histograms; nil: none (unit tests)
+	tracer     atomic.Pointer[tracing.Tracer] // nil: tracing off
+	slot       int                            // the worker's slot, for its spans' resource
 	log        *slog.Logger
 	maxBody    atomic.Int64
 	// client holds the client-side bounds: timeouts, worker_connections.
@@ -126,6 +129,7 @@ func Run(ctx context.Context, o Options) error {
 		col:      o.Column,
 		queues:   newQueues(o.Column, region, o.WakeWrite),
 		meter:    newRequestMeter(meter.NewRecorder(region, o.Column)),
+		slot:     o.Slot,
 		log:      o.Log,
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
@@ -134,6 +138,8 @@ func Run(ctx context.Context, o Options) error {
 	g.client.set(cfg)
 	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
+	g.setTracer(cfg.Tracing, o.Slot)
+	defer g.flushTraces()
 	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
 	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
 	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
