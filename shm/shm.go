@@ -16,7 +16,8 @@
 // After the cells comes the recall table (recall.go): a bounded map of
 // 64-bit keys to 64-bit values that every worker writes and reads, for
 // state that belongs to no configuration (which backend holds a stored
-// response).
+// response). After it, the prefix index (prefix.go), a second table of the
+// same kind: which backends were recently sent which prompt blocks.
 package shm
 
 import (
@@ -35,18 +36,21 @@ import (
 )
 
 // Magic marks a sluice region; LayoutVersion changes with any change of the
-// layout below, and a region of another version is refused — except
-// version 1, the layout before the recall table, which differs only by
-// having none (its header word hRecall is 0 and nothing follows the
-// cells): a binary upgrade from a version-1 sluice then keeps running on
-// the old region, the recall table reporting misses until a restart makes a
-// new one. (A version-1 binary refuses a version-2 region: downgrading
-// takes a restart.)
+// layout below, and a region of another version is refused — except the
+// versions before it, which differ only by lacking a table at the end:
+// version 1 has no recall table (its header word hRecall is 0 and nothing
+// follows the cells), version 2 no prefix index (hPrefix is 0 and nothing
+// follows the recall table). A binary upgrade from an older sluice then
+// keeps running on the old region, the missing tables reporting misses
+// until a restart makes a new one. (An older binary refuses a newer
+// region: downgrading takes a restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 2
+	LayoutVersion = 3
 	// layoutNoRecall is the version before the recall table.
 	layoutNoRecall = 1
+	// layoutNoPrefix is the version before the prefix index.
+	layoutNoPrefix = 2
 )
 
 // Header words, in int64 units from the start of the region.
@@ -62,6 +66,7 @@ const (
 	hUsed       // cells allocated
 	hColumnBase // first worker column of the supervisor that runs now
 	hRecall     // entries of the recall table after the cells; 0: none
+	hPrefix     // entries of the prefix index after the recall table; 0: none
 	headerWords = 16
 )
 
@@ -128,15 +133,25 @@ type Region struct {
 	cols  int
 	cw    int // words per cell
 
-	recallBase    int    // first word of the recall table
-	recallBuckets uint64 // 0: the region has no recall table
+	recall table // which backend holds a stored response (recall.go)
+	prefix table // which backends were sent which prompt blocks (prefix.go)
 }
 
+// Tables are the capacities, in entries, of a region's bounded tables,
+// each rounded up to a whole number of buckets (RecallBucket entries); 0
+// makes a region without that table, where it always misses.
+type Tables struct {
+	Recall int // the recall table (default DefaultRecallEntries)
+	Prefix int // the prefix index (default DefaultPrefixEntries)
+}
+
+// DefaultTables are the tables of a region made by Create.
+var DefaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEntries}
+
 // Size returns the bytes a region of the given capacity takes: header,
-// cells, and a recall table of recallEntries entries (rounded up to whole
-// buckets, see CreateWithRecall).
-func Size(cells, columns, recallEntries int) int {
-	return (headerWords + cells*cellWords(columns) + recallWords(recallEntries)) * 8
+// cells, and its tables (each rounded up to whole buckets, see CreateWith).
+func Size(cells, columns int, t Tables) int {
+	return (headerWords + cells*cellWords(columns) + tableWords(t.Recall) + tableWords(t.Prefix)) * 8
 }
 
 // cellWords is a cell's size in words, rounded up to a 64-byte line.
@@ -146,28 +161,27 @@ func cellWords(columns int) int {
 
 // Create makes a new region in an anonymous memory file (memfd: nothing is
 // left behind in /dev/shm when sluice dies) with room for cells named cells
-// and columns worker columns, and a recall table of DefaultRecallEntries
-// entries, and maps it.
+// and columns worker columns, and the DefaultTables, and maps it.
 func Create(cells, columns int) (*Region, error) {
-	return CreateWithRecall(cells, columns, DefaultRecallEntries)
+	return CreateWith(cells, columns, DefaultTables)
 }
 
-// CreateWithRecall is Create with a recall table of recallEntries entries,
-// rounded up to a whole number of buckets (RecallBucket entries each); 0
-// makes a region without one, where Recall always misses. The table takes
+// CreateWith is Create with tables of the given capacities, each rounded up
+// to a whole number of buckets (RecallBucket entries); 0 makes a region
+// without that table, where it always misses. A table takes
 // RecallEntryBytes an entry; its pages are touched only as entries are
 // written (an empty table is all zeros, which the memfd already is).
-func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
-	if cells < 1 || columns < 1 || recallEntries < 0 {
-		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall entries is not a region", cells, columns, recallEntries)
+func CreateWith(cells, columns int, t Tables) (*Region, error) {
+	if cells < 1 || columns < 1 || t.Recall < 0 || t.Prefix < 0 || t.Recall > math.MaxInt32 || t.Prefix > math.MaxInt32 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries is not a region", cells, columns, t.Recall, t.Prefix)
 	}
-	recallEntries = roundRecall(recallEntries)
+	t.Recall, t.Prefix = roundEntries(t.Recall), roundEntries(t.Prefix)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := Size(cells, columns, recallEntries)
+	size := Size(cells, columns, t)
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -180,9 +194,9 @@ func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
 	w := r.words
 	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
 	w[hEpoch] = time.Now().UnixNano()
-	w[hRecall] = int64(recallEntries)
+	w[hRecall], w[hPrefix] = int64(t.Recall), int64(t.Prefix)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
-	r.setRecall(recallEntries)
+	r.setTables(t.Recall, t.Prefix)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
 			w[r.cellBase(i)+cColumns+columns+col] = NoMark
@@ -212,20 +226,40 @@ func Open(f *os.File) (*Region, error) {
 	case atomic.LoadInt64(&w[hMagic]) != Magic:
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region is not a sluice region (bad magic)")
-	case w[hVersion] != LayoutVersion && (w[hVersion] != layoutNoRecall || w[hRecall] != 0):
+	case !knownVersion(w):
 		v := w[hVersion]
 		r.mem.Unmap() //nolint:errcheck
 		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
-		w[hRecall] < 0 || w[hRecall] > math.MaxInt32 || int(w[hRecall]) != roundRecall(int(w[hRecall])) ||
-		Size(int(w[hCells]), int(w[hColumns]), int(w[hRecall])) != int(w[hSize]):
+		!tableWord(w[hRecall]) || !tableWord(w[hPrefix]) ||
+		Size(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])}) != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
-	r.setRecall(int(w[hRecall]))
+	r.setTables(int(w[hRecall]), int(w[hPrefix]))
 	return r, nil
+}
+
+// knownVersion reports whether header w is of a layout this binary reads:
+// this one, or an older one whose missing tables' words are 0 (header
+// words unused then were written as 0).
+func knownVersion(w []int64) bool {
+	switch w[hVersion] {
+	case LayoutVersion:
+		return true
+	case layoutNoPrefix:
+		return w[hPrefix] == 0
+	case layoutNoRecall:
+		return w[hRecall] == 0 && w[hPrefix] == 0
+	}
+	return false
+}
+
+// tableWord reports whether v is a table's size as Create writes it.
+func tableWord(v int64) bool {
+	return v >= 0 && v <= math.MaxInt32 && int(v) == roundEntries(int(v))
 }
 
 func mapFile(f *os.File, size int) (*Region, error) {
