@@ -53,6 +53,9 @@ func TestParseValidAndDefaults(t *testing.T) {
 		t.Errorf("slots = %d", got)
 	}
 	m := c.Models[0]
+	if c.PrefixEntries() != 1<<18 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 512 {
+		t.Errorf("prefix_index defaults: %d entries, block %d, max_blocks %d", c.PrefixEntries(), c.PrefixIndex.Block, c.PrefixIndex.MaxBlocks)
+	}
 	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
 		t.Errorf("defaults: queue %d/%v default_max_tokens %d shm_cells %d", *m.Queue.Max, time.Duration(m.Queue.Timeout), m.DefaultMaxTokens, c.ShmCells)
 	}
@@ -103,6 +106,8 @@ func TestParseProblems(t *testing.T) {
 		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "not a size"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 		{"timeout under 1ms", "workers: auto", "workers: auto\nclient_body_timeout: 500us", []string{"bad.yaml:4:", "client_body_timeout", "at least 1ms"}},
+		{"prefix block too small", "workers: auto", "workers: auto\nprefix_index:\n  block: 8", []string{"bad.yaml:5:", "prefix_index.block", "16 to 65536"}},
+		{"prefix entries negative", "workers: auto", "workers: auto\nprefix_index: {entries: -1, max_blocks: 0}", []string{"bad.yaml:4:", "prefix_index.entries", "0 (no index)"}},
 		{"negative worker_connections", "workers: auto", "workers: auto\nworker_connections: -1", []string{"bad.yaml:4:", "worker_connections", "at least 1"}},
 	}
 	for _, tc := range cases {

@@ -140,6 +140,9 @@ type exchange struct {
 	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
 	candidates []*backendRoute
 	stack      [16]*backendRoute // candidates' storage, for the usual few backends
+	// blocks are the prompt's block hashes for the prefix index (prefix.go),
+	// pooled; nil when the model does not use it. Released with the body.
+	blocks *[]uint64
 	// owners are the candidates' models, for a request that names no
 	// model (a stored response's id): each attempt runs under its
 	// backend's model. nil: every candidate is x.model's.
@@ -187,6 +190,7 @@ func (g *gateway) end(x *exchange) {
 	if x.slot != nil {
 		x.slot()
 	}
+	x.releaseBlocks()
 	if x.acancel != nil {
 		x.acancel(nil)
 	}
@@ -352,7 +356,15 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	m := x.model
 	akey, hasKey := m.affinityKey(x.payload, &x.scan)
 	x.rec.affinityKey = akey
-	x.candidates = m.candidates(akey, hasKey, x.stack[:0])
+	// Blocks are recorded for every request of a prefix model (the index
+	// then knows what each backend was sent), but a request with "user"
+	// is placed by its user alone.
+	x.blocks = m.prefixBlocks(x.payload, &x.scan)
+	var match []uint64
+	if x.blocks != nil && x.scan.User.Len() == 0 {
+		match = *x.blocks
+	}
+	x.candidates = m.candidates(akey, hasKey, match, x.stack[:0])
 	if len(x.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
@@ -378,6 +390,7 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	// request body: let it go (for a stream, minutes before the end).
 	x.payload, x.pieces = nil, nil
 	x.held.release()
+	x.releaseBlocks()
 
 	rec.status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)

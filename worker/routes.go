@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -69,6 +70,14 @@ type modelRoute struct {
 	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
 	// nil: all.
 	endpoints map[string]bool
+
+	// The prefix index (affinity prefix, with a region that has one): a
+	// request's prompt in blocks of prefixBlock bytes, at most prefixMax
+	// of them, chained from prefixSeed (the upstream model's name);
+	// prefixMax 0: the model does not use the index.
+	prefixSeed  uint64
+	prefixBlock int
+	prefixMax   int
 }
 
 // backendRoute is one upstream server of a model.
@@ -226,6 +235,12 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 	}
 	for _, m := range c.Models {
 		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+		if m.Affinity == "prefix" && region.PrefixCapacity() > 0 {
+			// (The defaults again for a config built in code, not decoded.)
+			mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
+			mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
+			mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
+		}
 		if m.Retries != nil {
 			mr.retries = *m.Retries
 		}
@@ -387,8 +402,10 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 // candidates returns the backends to try, in order, appended to dst: for a
 // request with an affinity key, its rendezvous ranking with the first
 // backend that keeps its keys (not saturated: see below) moved to the
-// front; without a key, round robin.
-func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
+// front — or, when the prefix index holds some of blocks (the request's
+// prompt blocks, affinity.AppendBlocks) for one of those backends, the one that
+// holds the most leading blocks; without a key, round robin.
+func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)
 	if n == 0 { // discovery found no instance (yet)
@@ -442,7 +459,8 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 	// share's bound only once it is busy — at half its slots or more. While
 	// every backend is nearly idle a key stays home, where its prefix is
 	// cached: the bound alone moved keys off at 4 in flight of 3×64 slots.
-	first := -1
+	keeps := func(i int) bool { return !full[i] && (load[i] < limit || load[i] < busyAt(m.backends[i].slots)) }
+	first, keeper := -1, false
 	for k, i := range order {
 		b := m.backends[i]
 		if !b.healthy(now) {
@@ -451,13 +469,36 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 		if first < 0 {
 			first = k
 		}
-		if !full[i] && (load[i] < limit || load[i] < busyAt(b.slots)) {
-			first = k
+		if keeps(i) {
+			first, keeper = k, true
 			break
 		}
 	}
 	if first < 0 {
 		return dst
+	}
+	// The prefix index: of the backends that keep their keys (or, when
+	// none does, of the healthy ones), the one that was sent the longest
+	// prefix of this prompt goes first — its cache likely holds it. The
+	// load bound above still applies: a hot prefix spills to the next
+	// backend, which is then recorded as holding it too. Ties go to the
+	// earlier in the ranking, so a cold index (nothing matched anywhere)
+	// or a prefix every backend holds alike (one app's system prompt)
+	// leaves the rendezvous order, and every replica, deciding.
+	if len(blocks) > 0 {
+		region, best := m.queue.q.region, 0
+		for k, i := range order {
+			b := m.backends[i]
+			if !b.healthy(now) || keeper && !keeps(i) {
+				continue
+			}
+			if n := region.PrefixMatch(b.urlHash, blocks); n > best {
+				first, best = k, n
+				if n == len(blocks) { // none can hold more
+					break
+				}
+			}
+		}
 	}
 	dst = append(dst, m.backends[order[first]])
 	for k, i := range order {

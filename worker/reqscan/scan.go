@@ -58,11 +58,11 @@ type Request struct {
 	// or "input" (a string or an array); else zero. With Instructions or
 	// System before it, it is what the prefix index cuts into blocks
 	// (placement only: a conversation's later turns resend its bytes).
-	Prompt   Span
-	Messages int // number of messages
-	PromptBytes  int // bytes of every prompt-bearing member (for messages, of each message's content)
-	MaxTokens    int64
-	ObjectEnd    int // offset of the top-level object's closing '}'
+	Prompt      Span
+	Messages    int // number of messages
+	PromptBytes int // bytes of every prompt-bearing member (for messages, of each message's content)
+	MaxTokens   int64
+	ObjectEnd   int // offset of the top-level object's closing '}'
 
 	// Responses API (ResponsesFields).
 
