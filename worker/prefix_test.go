@@ -99,23 +99,38 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 	}
 }
 
-// The load bound still spills a hot prefix: a busy backend past the
-// even share's bound loses its prefix's requests to the next that keeps
-// its keys, which is then recorded as holding the prefix too.
+// The load bound still spills a hot prefix. A backend draws requests of
+// other keys by its prefix only within the even share's bound (not full,
+// under ⌈1.25 × (in flight + 1) / backends⌉), even while it is nowhere near
+// busy: else one prefix that every request shares would pull them all onto
+// one backend. Past it, a request goes to its key's backend, which is then
+// recorded as holding the prefix too.
 func TestCandidatesPrefixSpills(t *testing.T) {
 	m := prefixModel(t, 3)
 	region := m.queue.q.region
 	blocks := blocksOf(t, m, chat(strings.Repeat("hot prefix ", 500)))
 	hot := m.backends[1]
 	region.NotePrefix(hot.urlHash, blocks)
-	for key := uint64(1); key < 20; key++ { // whatever the key's ranking
+	homeOf := map[uint64]*backendRoute{}
+	for key := uint64(1); key < 30; key++ { // whatever the key's ranking
+		homeOf[key] = m.candidates(key, true, nil, nil)[0]
 		if c := m.candidates(key, true, blocks, nil)[0]; c != hot {
 			t.Fatalf("key %d: %s first, not the backend holding its prefix", key, c.url)
 		}
 	}
-	hot.cell.Add(0, 4) // busy (4 of 8) and past ceil(1.25 × 5 / 3) = 3
+	// 1 in flight on hot, 1 model-wide: the share's bound is
+	// ceil(1.25 × 2 / 3) = 1, so hot draws no other key's request, but
+	// keeps its own (it is far from busy: 1 of 8).
+	hot.cell.Add(0, 1)
+	for key := uint64(1); key < 30; key++ {
+		if c := m.candidates(key, true, blocks, nil)[0]; c != homeOf[key] {
+			t.Fatalf("key %d: %s first past the share's bound, want its own %s", key, c.url, homeOf[key].url)
+		}
+	}
+	// Busy (4 of 8) and past the bound: even its own keys spill.
+	hot.cell.Add(0, 3)
 	first := map[*backendRoute]bool{}
-	for key := uint64(1); key < 20; key++ {
+	for key := uint64(1); key < 30; key++ {
 		c := m.candidates(key, true, blocks, nil)
 		if c[0] == hot || len(c) != 3 {
 			t.Fatalf("key %d: a busy backend past the bound kept its prefix", key)
@@ -123,22 +138,15 @@ func TestCandidatesPrefixSpills(t *testing.T) {
 		first[c[0]] = true
 	}
 	if len(first) != 2 {
-		t.Fatalf("spilled keys went to %d backends: the ranking should spread them over the other 2", len(first))
+		t.Fatalf("spilled keys went to %d backends: their ranking should spread them over the other 2", len(first))
 	}
-	// Once the spilled-to backend is recorded, it is the prefix's home
-	// while the first is busy.
+	// Once a second backend is recorded, it draws the prefix while the
+	// first is busy.
 	region.NotePrefix(m.backends[2].urlHash, blocks)
-	for key := uint64(1); key < 20; key++ {
+	for key := uint64(1); key < 30; key++ {
 		if c := m.candidates(key, true, blocks, nil)[0]; c != m.backends[2] {
 			t.Fatalf("key %d: %s first, not the second holder", key, c.url)
 		}
-	}
-	// Every backend busy and past the bound: the longest match among the
-	// healthy ones still goes first (it waits for a slot there first).
-	m.backends[0].cell.Add(0, 8)
-	m.backends[2].cell.Add(0, 8)
-	if c := m.candidates(1, true, blocks, nil)[0]; c != hot && c != m.backends[2] {
-		t.Fatalf("with none keeping its keys, %s first", c.url)
 	}
 }
 

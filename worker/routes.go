@@ -459,7 +459,6 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []
 	// share's bound only once it is busy — at half its slots or more. While
 	// every backend is nearly idle a key stays home, where its prefix is
 	// cached: the bound alone moved keys off at 4 in flight of 3×64 slots.
-	keeps := func(i int) bool { return !full[i] && (load[i] < limit || load[i] < busyAt(m.backends[i].slots)) }
 	first, keeper := -1, false
 	for k, i := range order {
 		b := m.backends[i]
@@ -469,7 +468,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []
 		if first < 0 {
 			first = k
 		}
-		if keeps(i) {
+		if !full[i] && (load[i] < limit || load[i] < busyAt(b.slots)) {
 			first, keeper = k, true
 			break
 		}
@@ -477,19 +476,23 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []
 	if first < 0 {
 		return dst
 	}
-	// The prefix index: of the backends that keep their keys (or, when
-	// none does, of the healthy ones), the one that was sent the longest
-	// prefix of this prompt goes first — its cache likely holds it. The
-	// load bound above still applies: a hot prefix spills to the next
-	// backend, which is then recorded as holding it too. Ties go to the
-	// earlier in the ranking, so a cold index (nothing matched anywhere)
-	// or a prefix every backend holds alike (one app's system prompt)
-	// leaves the rendezvous order, and every replica, deciding.
-	if len(blocks) > 0 {
-		region, best := m.queue.q.region, 0
+	// The prefix index: the backend that was sent the longest run of
+	// this prompt's leading blocks goes first — its cache likely holds
+	// them — if it is the key's own (above) or takes the request within
+	// the even share's bound (not full, under limit). The bound is the
+	// even share's, not "busy": a prefix that every request shares (one
+	// app's system prompt, one RAG document) would otherwise pull all of
+	// them onto the first backend it was sent to while every backend is
+	// below half its slots; past the share a request goes to its key's
+	// backend, which is then recorded as holding the prefix too. Ties go
+	// to the earlier in the ranking, so a cold index (nothing matched
+	// anywhere), or a prefix every backend holds alike, leaves the
+	// rendezvous order, and every gateway replica, deciding.
+	if len(blocks) > 0 && keeper {
+		region, home, best := m.queue.q.region, first, 0
 		for k, i := range order {
 			b := m.backends[i]
-			if !b.healthy(now) || keeper && !keeps(i) {
+			if !b.healthy(now) || k != home && (full[i] || load[i] >= limit) {
 				continue
 			}
 			if n := region.PrefixMatch(b.urlHash, blocks); n > best {
