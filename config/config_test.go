@@ -197,3 +197,26 @@ func TestAPIKeysEnv(t *testing.T) {
 		t.Fatalf("a variable set to the empty string: %v", err)
 	}
 }
+
+// prefix_index: entries 0 turns the index off (not the default); a change
+// of entries takes a restart (it sizes the region), block and max_blocks
+// apply at a reload.
+func TestPrefixIndexConfig(t *testing.T) {
+	plain, err := Parse("p.yaml", []byte(validYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := Parse("o.yaml", []byte(validYAML+"prefix_index: {entries: 0, block: 512}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.PrefixEntries() != 0 || off.PrefixIndex.Block != 512 || off.PrefixIndex.MaxBlocks != DefaultPrefixMaxBlocks {
+		t.Fatalf("entries %d block %d max_blocks %d", off.PrefixEntries(), off.PrefixIndex.Block, off.PrefixIndex.MaxBlocks)
+	}
+	if ch := RestartChanges(plain, off); len(ch) != 1 || ch[0] != "prefix_index.entries changed from 262144 to 0" {
+		t.Fatalf("RestartChanges: %v", ch)
+	}
+	if (&Config{}).PrefixEntries() != DefaultPrefixEntries {
+		t.Fatal("a config built in code has no index")
+	}
+}

@@ -246,3 +246,31 @@ func BenchmarkNotePrefix(b *testing.B) {
 		r.NotePrefix(3, doc)
 	}
 }
+
+// Writers racing on a small index (every bucket written over and over)
+// never make a block read as sent to a backend it was not sent to: each
+// backend is sent only its own prompt, and the others' never match it.
+func TestPrefixRaceNoWrongMatch(t *testing.T) {
+	r := prefixRegion(t, 8, 64)
+	const writers, iters = 4, 20_000
+	done := make(chan int)
+	for w := 1; w <= writers; w++ {
+		go func() {
+			wrong := 0
+			mine := chain(w, 16)
+			for i := 0; i < iters; i++ {
+				r.NotePrefix(uint64(w), mine)
+				other := w%writers + 1
+				if r.PrefixMatch(uint64(w), chain(other, 16)) != 0 || r.PrefixMatch(uint64(other), mine) != 0 {
+					wrong++
+				}
+			}
+			done <- wrong
+		}()
+	}
+	for range writers {
+		if n := <-done; n != 0 {
+			t.Fatalf("%d wrong matches", n)
+		}
+	}
+}
