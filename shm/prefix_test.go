@@ -170,17 +170,7 @@ func TestPrefixSharedMappings(t *testing.T) {
 // nothing. A version-2 header that claims an index is not one version 2
 // wrote.
 func TestOpenVersion2Region(t *testing.T) {
-	r, err := CreateWith(8, 2, Tables{Recall: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.words[hVersion] = layoutNoPrefix
-	r2, err := Open(r.File())
-	if err != nil {
-		t.Fatalf("Open of a version-2 region: %v", err)
-	}
-	defer r2.mem.Unmap() //nolint:errcheck
+	r, r2 := oldRegion(t, layoutNoPrefix, Tables{Recall: 64})
 	if r2.PrefixCapacity() != 0 || r2.RecallCapacity() != 64 {
 		t.Fatalf("a version-2 region: %d prefix, %d recall entries", r2.PrefixCapacity(), r2.RecallCapacity())
 	}

@@ -358,17 +358,7 @@ func rememberForever(r *Region) int {
 // binary in a binary upgrade: the table is absent, Recall misses and
 // Remember and Forget do nothing.
 func TestOpenVersion1Region(t *testing.T) {
-	r, err := CreateWith(8, 2, Tables{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.words[hVersion] = layoutNoRecall
-	r2, err := Open(r.File())
-	if err != nil {
-		t.Fatalf("Open of a version-1 region: %v", err)
-	}
-	defer r2.mem.Unmap() //nolint:errcheck
+	r, r2 := oldRegion(t, layoutNoRecall, Tables{})
 	if r2.RecallCapacity() != 0 {
 		t.Fatalf("a version-1 region has %d recall entries", r2.RecallCapacity())
 	}
@@ -381,6 +371,24 @@ func TestOpenVersion1Region(t *testing.T) {
 	if _, err := Open(r.File()); err == nil {
 		t.Fatal("Open of a version-1 region that claims a recall table")
 	}
+}
+
+// oldRegion makes a region with tables t, marks it as of layout version
+// v, and opens it again as a binary upgrade would: the region and the
+// second mapping (both undone when the test ends).
+func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
+	t.Helper()
+	r, err := CreateWith(8, 2, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	r.words[hVersion] = v
+	if opened, err = Open(r.File()); err != nil {
+		t.Fatalf("Open of a version-%d region: %v", v, err)
+	}
+	t.Cleanup(func() { opened.mem.Unmap() }) //nolint:errcheck // the file is r's
+	return r, opened
 }
 
 // The table starts on a cache line after the cells, and the region's size

@@ -60,14 +60,21 @@ func TestConversationSpan(t *testing.T) {
 		{"none", `{"model":"m"}`, ChatFields, ``},
 	}
 	for _, tc := range cases {
-		r, err := ScanWith([]byte(tc.body), tc.set)
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		if got := tc.body[r.Conversation.Start:r.Conversation.End]; got != tc.want {
-			t.Errorf("%s: Conversation = %q, want %q", tc.name, got, tc.want)
-		}
+		checkSpan(t, "Conversation", tc.name, tc.body, tc.set, tc.want, func(r *Request) Span { return r.Conversation })
+	}
+}
+
+// checkSpan scans body with set and checks the bytes of the span that
+// field returns.
+func checkSpan(t *testing.T, what, name, body string, set Fields, want string, field func(*Request) Span) {
+	t.Helper()
+	r, err := ScanWith([]byte(body), set)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if sp := field(&r); body[sp.Start:sp.End] != want {
+		t.Errorf("%s: %s = %q, want %q", name, what, body[sp.Start:sp.End], want)
 	}
 }
 
@@ -114,13 +121,6 @@ func TestPromptSpan(t *testing.T) {
 		{"unread member", `{"model":"m","prompt":"P"}`, MessagesFields, ``},
 	}
 	for _, tc := range cases {
-		r, err := ScanWith([]byte(tc.body), tc.set)
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		if got := tc.body[r.Prompt.Start:r.Prompt.End]; got != tc.want {
-			t.Errorf("%s: Prompt = %q, want %q", tc.name, got, tc.want)
-		}
+		checkSpan(t, "Prompt", tc.name, tc.body, tc.set, tc.want, func(r *Request) Span { return r.Prompt })
 	}
 }
