@@ -22,7 +22,7 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 		return fmt.Sprintf(`{"role":"system","content":%q},{"role":"user","content":"question %d on the document: what does section %d say?"}`, doc, i, i)
 	}
 	const convs = 30
-	run := func(t *testing.T, extra string) (first []int, bes []*fakevllm.Server, send func(string) int) {
+	run := func(t *testing.T, extra string) (first []int, bes []*fakevllm.Server, send func(string) int, g *gateway) {
 		var urls []string
 		for range 3 {
 			be := startBackend(t, fakevllm.Options{Tokens: 2, PrefixCache: &fakevllm.PrefixCacheOptions{}})
@@ -33,10 +33,12 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 		// counts alone (a /metrics read racing a request's end could show
 		// a backend busy for a moment and move a request for a reason
 		// that is not the index's).
-		cfg := strings.Replace(baseConfig(bes[0].URL(), filepath.Join(t.TempDir(), "u.log"), extra),
+		usage := filepath.Join(t.TempDir(), "u.log")
+		cfg := strings.Replace(baseConfig(bes[0].URL(), usage, extra),
 			"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
 			strings.Join(urls, "\n")+"\n    load_interval: 0s", 1)
-		g := startGateway(t, cfg)
+		g = startGateway(t, cfg)
+		g.UsageLog = usage
 		client := freshClient() // a connection per request: both workers take part
 		send = func(messages string) int {
 			t.Helper()
@@ -58,7 +60,7 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 		for i := range convs {
 			first = append(first, send(firstTurn(i)))
 		}
-		return first, bes, send
+		return first, bes, send, g
 	}
 	count := func(at []int) []int {
 		n := make([]int, 3)
@@ -69,7 +71,7 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 	}
 
 	t.Run("on", func(t *testing.T) {
-		first, bes, send := run(t, "")
+		first, bes, send, g := run(t, "")
 		// Every request after the first finds the document on the
 		// backend the first went to (one request at a time: that backend
 		// is always within the even share).
@@ -85,6 +87,21 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 				t.Fatalf("conversation %d: turn 1 on backend %d, turn 2 on %d", i, first[i], b)
 			}
 		}
+		// The usage lines say what the index saw: every request's blocks,
+		// and for all but the very first the document's blocks matched.
+		await(t, "40 usage lines", func() bool { return len(g.usageLines()) >= convs+10 })
+		matched := 0
+		for _, l := range g.usageLines() {
+			if l["prefix_blocks"].(float64) < 75 {
+				t.Fatalf("a request of a 20 KB prompt with %v blocks", l["prefix_blocks"])
+			}
+			if l["prefix_matched"].(float64) >= 75 {
+				matched++
+			}
+		}
+		if matched < convs+10-1 {
+			t.Fatalf("%d of %d requests matched the document in the index", matched, convs+10)
+		}
 		var hits, queries int
 		for _, be := range bes {
 			for _, r := range be.Received() {
@@ -94,7 +111,7 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 		t.Logf("prefix-cache hits %d of %d tokens (%.2f)", hits, queries, float64(hits)/float64(queries))
 	})
 	t.Run("off", func(t *testing.T) {
-		first, _, _ := run(t, "prefix_index: {entries: 0}")
+		first, _, _, _ := run(t, "prefix_index: {entries: 0}")
 		if n := count(first); n[0] > convs*2/3 || n[1] > convs*2/3 || n[2] > convs*2/3 {
 			t.Fatalf("without the index %v per backend: the conversation keys should spread them", n)
 		}

@@ -360,11 +360,17 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
 	x.blocks = m.prefixBlocks(x.payload, &x.scan)
-	var match []uint64
-	if x.blocks != nil && x.scan.User.Len() == 0 {
-		match = *x.blocks
+	var q *prefixQuery
+	if x.blocks != nil {
+		x.rec.prefixBlocks = len(*x.blocks)
+		if x.scan.User.Len() == 0 {
+			q = &prefixQuery{blocks: *x.blocks}
+		}
 	}
-	x.candidates = m.candidates(akey, hasKey, match, x.stack[:0])
+	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])
+	if q != nil {
+		x.rec.prefixMatched = q.matched
+	}
 	if len(x.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))

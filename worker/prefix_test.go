@@ -36,6 +36,14 @@ func blocksOf(t *testing.T, m *modelRoute, body string) []uint64 {
 	return append([]uint64(nil), *b...)
 }
 
+func commonPrefix(a, b []uint64) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
 func chat(msgs ...string) string {
 	var sb strings.Builder
 	sb.WriteString(`{"model":"m","messages":[`)
@@ -67,7 +75,7 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 		t.Fatalf("%d blocks of a 19 KB prompt", len(blocks))
 	}
 	home := m.candidates(key, true, nil, nil)[0]
-	if c := m.candidates(key, true, blocks, nil)[0]; c != home {
+	if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != home {
 		t.Fatalf("cold index: %s first, the ranking says %s", c.url, home.url)
 	}
 	// Another backend was sent the document (another user's question
@@ -81,12 +89,17 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 	}
 	sent := blocksOf(t, m, chat(doc+" another user's question"))
 	region.NotePrefix(other.urlHash, sent)
-	if c := m.candidates(key, true, blocks, nil); c[0] != other || len(c) != 3 {
+	q := &prefixQuery{blocks: blocks}
+	if c := m.candidates(key, true, q, nil); c[0] != other || len(c) != 3 {
 		t.Fatalf("warm index: %s first of %d, want %s (holds the document)", c[0].url, len(c), other.url)
+	}
+	// The match is the leading blocks both prompts share: the document's.
+	if shared := commonPrefix(blocks, sent); q.matched != shared || shared < 70 {
+		t.Fatalf("matched %d blocks, the prompts share %d", q.matched, shared)
 	}
 	// Home was sent the same document too: a tie, the ranking decides.
 	region.NotePrefix(home.urlHash, sent)
-	if c := m.candidates(key, true, blocks, nil)[0]; c != home {
+	if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != home {
 		t.Fatalf("equal matches: %s first, the ranking says %s", c.url, home.url)
 	}
 	// A conversation that outgrew its first turn: its later turn resends
@@ -94,7 +107,7 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 	turn1 := chat(doc+" my question", "the answer "+strings.Repeat("x", 600))
 	region.NotePrefix(other.urlHash, blocksOf(t, m, turn1))
 	turn2 := blocksOf(t, m, chat(doc+" my question", "the answer "+strings.Repeat("x", 600), "and a follow-up"))
-	if c := m.candidates(key, true, turn2, nil)[0]; c != other {
+	if c := m.candidates(key, true, &prefixQuery{blocks: turn2}, nil)[0]; c != other {
 		t.Fatalf("a later turn went to %s, not to %s that had its first", c.url, other.url)
 	}
 }
@@ -114,7 +127,7 @@ func TestCandidatesPrefixSpills(t *testing.T) {
 	homeOf := map[uint64]*backendRoute{}
 	for key := uint64(1); key < 30; key++ { // whatever the key's ranking
 		homeOf[key] = m.candidates(key, true, nil, nil)[0]
-		if c := m.candidates(key, true, blocks, nil)[0]; c != hot {
+		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != hot {
 			t.Fatalf("key %d: %s first, not the backend holding its prefix", key, c.url)
 		}
 	}
@@ -123,7 +136,7 @@ func TestCandidatesPrefixSpills(t *testing.T) {
 	// keeps its own (it is far from busy: 1 of 8).
 	hot.cell.Add(0, 1)
 	for key := uint64(1); key < 30; key++ {
-		if c := m.candidates(key, true, blocks, nil)[0]; c != homeOf[key] {
+		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != homeOf[key] {
 			t.Fatalf("key %d: %s first past the share's bound, want its own %s", key, c.url, homeOf[key].url)
 		}
 	}
@@ -131,7 +144,7 @@ func TestCandidatesPrefixSpills(t *testing.T) {
 	hot.cell.Add(0, 3)
 	first := map[*backendRoute]bool{}
 	for key := uint64(1); key < 30; key++ {
-		c := m.candidates(key, true, blocks, nil)
+		c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)
 		if c[0] == hot || len(c) != 3 {
 			t.Fatalf("key %d: a busy backend past the bound kept its prefix", key)
 		}
@@ -144,7 +157,7 @@ func TestCandidatesPrefixSpills(t *testing.T) {
 	// first is busy.
 	region.NotePrefix(m.backends[2].urlHash, blocks)
 	for key := uint64(1); key < 30; key++ {
-		if c := m.candidates(key, true, blocks, nil)[0]; c != m.backends[2] {
+		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != m.backends[2] {
 			t.Fatalf("key %d: %s first, not the second holder", key, c.url)
 		}
 	}
@@ -207,7 +220,7 @@ func BenchmarkPrefixIndex(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				x := exchange{blocks: m.prefixBlocks(body, &r)}
-				c := m.candidates(7, true, *x.blocks, stack[:0])
+				c := m.candidates(7, true, &prefixQuery{blocks: *x.blocks}, stack[:0])
 				region.NotePrefix(c[0].urlHash, *x.blocks)
 				x.releaseBlocks()
 			}

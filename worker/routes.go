@@ -399,13 +399,21 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 	return affinity.KeyOf(body[head.Start:head.End], body[r.Conversation.Start:r.Conversation.End]), true
 }
 
+// prefixQuery is what candidates asks the prefix index, and its answer.
+type prefixQuery struct {
+	blocks []uint64 // the request's prompt blocks (affinity.AppendBlocks)
+	// matched is set by candidates: how many leading blocks the index
+	// held for the backend it put first (0 when it was not consulted).
+	matched int
+}
+
 // candidates returns the backends to try, in order, appended to dst: for a
 // request with an affinity key, its rendezvous ranking with the first
 // backend that keeps its keys (not saturated: see below) moved to the
-// front — or, when the prefix index holds some of blocks (the request's
-// prompt blocks, affinity.AppendBlocks) for one of those backends, the one that
-// holds the most leading blocks; without a key, round robin.
-func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []*backendRoute) []*backendRoute {
+// front — or, with q (nil: none) and the prefix index holding some of
+// q.blocks for a backend that may take the request, the one that holds the
+// most leading blocks; without a key, round robin.
+func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)
 	if n == 0 { // discovery found no instance (yet)
@@ -488,16 +496,16 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, blocks []uint64, dst []
 	// to the earlier in the ranking, so a cold index (nothing matched
 	// anywhere), or a prefix every backend holds alike, leaves the
 	// rendezvous order, and every gateway replica, deciding.
-	if len(blocks) > 0 && keeper {
-		region, home, best := m.queue.q.region, first, 0
+	if q != nil && len(q.blocks) > 0 && keeper {
+		region, home := m.queue.q.region, first
 		for k, i := range order {
 			b := m.backends[i]
 			if !b.healthy(now) || k != home && (full[i] || load[i] >= limit) {
 				continue
 			}
-			if n := region.PrefixMatch(b.urlHash, blocks); n > best {
-				first, best = k, n
-				if n == len(blocks) { // none can hold more
+			if n := region.PrefixMatch(b.urlHash, q.blocks); n > q.matched {
+				first, q.matched = k, n
+				if n == len(q.blocks) { // none can hold more
 					break
 				}
 			}
