@@ -37,12 +37,15 @@ const DefaultPrefixEntries = 1 << 18
 // upgrade, or with no index configured).
 func (r *Region) PrefixCapacity() int { return int(r.prefix.buckets) * RecallBucket }
 
-// prefixKey is the index's key of block for backend: nonzero (0 marks an
-// empty entry), and different for each backend, so one block's entries
-// spread over as many buckets as backends were sent it.
-func prefixKey(block, backend uint64) uint64 {
-	return fmix64(block^fmix64(backend^0x9e3779b97f4a7c15)) | 1
-}
+// prefixKey is the index's key of block for a backend whose backendMix
+// is m: nonzero (0 marks an empty entry), and different for each backend,
+// so one block's entries spread over as many buckets as backends were
+// sent it.
+func prefixKey(block, m uint64) uint64 { return fmix64(block^m) | 1 }
+
+// backendMix is the part of prefixKey that depends on the backend alone,
+// computed once for all of a request's blocks.
+func backendMix(backend uint64) uint64 { return fmix64(backend ^ 0x9e3779b97f4a7c15) }
 
 // prefixVal is the value stored for block: the block itself, made nonzero.
 func prefixVal(block uint64) uint64 { return block | 1<<63 }
@@ -54,8 +57,9 @@ func (r *Region) NotePrefix(backend uint64, blocks []uint64) {
 	if backend == 0 || r.prefix.buckets == 0 {
 		return
 	}
+	m := backendMix(backend)
 	for _, b := range blocks {
-		r.prefix.put(r.words, prefixKey(b, backend), prefixVal(b))
+		r.prefix.put(r.words, prefixKey(b, m), prefixVal(b))
 	}
 }
 
@@ -66,8 +70,9 @@ func (r *Region) PrefixMatch(backend uint64, blocks []uint64) int {
 	if backend == 0 || r.prefix.buckets == 0 {
 		return 0
 	}
+	m := backendMix(backend)
 	for i, b := range blocks {
-		if v, ok := r.prefix.get(r.words, prefixKey(b, backend)); !ok || v != prefixVal(b) {
+		if v, ok := r.prefix.get(r.words, prefixKey(b, m)); !ok || v != prefixVal(b) {
 			return i
 		}
 	}

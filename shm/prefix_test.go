@@ -122,7 +122,7 @@ func TestPrefixTornEntryMisses(t *testing.T) {
 				at = i
 			}
 		}
-		k, v := prefixKey(nu[0], backend), prefixVal(nu[0])
+		k, v := prefixKey(nu[0], backendMix(backend)), prefixVal(nu[0])
 		// The new block's stores into old's entry, cut after `stores` of
 		// value, check and key (the order put writes them, the stamp aside).
 		w := []struct{ at, val int64 }{

@@ -134,6 +134,9 @@ func (t table) put(w []int64, key, val uint64) {
 	b := t.bucket(key)
 	keys := w[b+bKeys : b+bKeys+RecallBucket]
 	stamps := w[b+bStamps : b+bStamps+RecallBucket]
+	if t.refresh(w, b, key, val) {
+		return
+	}
 	at, victim, oldest, newest := -1, -1, int64(0), int64(0)
 	for i := range keys {
 		k, s := atomic.LoadInt64(&keys[i]), atomic.LoadInt64(&stamps[i])
@@ -158,16 +161,6 @@ func (t table) put(w []int64, key, val uint64) {
 	}
 	if at < 0 {
 		at = victim
-	} else if p := b + bPairs + 2*at; uint64(atomic.LoadInt64(&w[p])) == val &&
-		uint64(atomic.LoadInt64(&w[p+1])) == recallCheck(key, val) {
-		// Already there (the prefix index records a conversation's head
-		// with every request): only its age changes, one store instead
-		// of four. Should another writer take the entry meanwhile, that
-		// key's age is what moves — an LRU a little off, never a wrong hit.
-		if atomic.LoadInt64(&stamps[at]) != newest {
-			atomic.StoreInt64(&stamps[at], newest+1)
-		}
-		return
 	}
 	p := b + bPairs + 2*at
 	// Value and check before the key: an entry taken from another key
@@ -176,6 +169,35 @@ func (t table) put(w []int64, key, val uint64) {
 	atomic.StoreInt64(&w[p+1], int64(recallCheck(key, val)))
 	atomic.StoreInt64(&stamps[at], newest+1)
 	atomic.StoreInt64(&keys[at], int64(key))
+}
+
+// refresh is put's fast path, for an entry already there with the same
+// value (the prefix index records a conversation's head with every
+// request): only its age changes, one store at most instead of four. It
+// reports whether it found the entry. Should another writer take the
+// entry meanwhile, that key's age is what moves — an LRU a little off,
+// never a wrong hit.
+func (t table) refresh(w []int64, b int, key, val uint64) bool {
+	keys := w[b+bKeys : b+bKeys+RecallBucket]
+	for i := range keys {
+		if atomic.LoadInt64(&keys[i]) != int64(key) {
+			continue
+		}
+		p := b + bPairs + 2*i
+		if uint64(atomic.LoadInt64(&w[p])) != val || uint64(atomic.LoadInt64(&w[p+1])) != recallCheck(key, val) {
+			return false
+		}
+		stamps := w[b+bStamps : b+bStamps+RecallBucket]
+		s, newest := atomic.LoadInt64(&stamps[i]), int64(0)
+		for j := range stamps {
+			newest = max(newest, atomic.LoadInt64(&stamps[j]))
+		}
+		if s != newest {
+			atomic.StoreInt64(&stamps[i], newest+1)
+		}
+		return true
+	}
+	return false
 }
 
 // Recall returns the value last remembered for key (one of them, when
