@@ -145,8 +145,8 @@ type Tables struct {
 	Prefix int // the prefix index (default DefaultPrefixEntries)
 }
 
-// DefaultTables are the tables of a region made by Create.
-var DefaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEntries}
+// defaultTables are the tables of a region made by Create.
+var defaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEntries}
 
 // Size returns the bytes a region of the given capacity takes: header,
 // cells, and its tables (each rounded up to whole buckets, see CreateWith).
@@ -161,9 +161,10 @@ func cellWords(columns int) int {
 
 // Create makes a new region in an anonymous memory file (memfd: nothing is
 // left behind in /dev/shm when sluice dies) with room for cells named cells
-// and columns worker columns, and the DefaultTables, and maps it.
+// and columns worker columns, and tables of the default sizes
+// (DefaultRecallEntries, DefaultPrefixEntries), and maps it.
 func Create(cells, columns int) (*Region, error) {
-	return CreateWith(cells, columns, DefaultTables)
+	return CreateWith(cells, columns, defaultTables)
 }
 
 // CreateWith is Create with tables of the given capacities, each rounded up
