@@ -31,7 +31,9 @@ import (
 //	7. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams that report usage only when asked, in
 //	             the bytes
-//	8. backend   rendezvous hashing on the affinity key, bounded by load
+//	8. backend   rendezvous hashing on the affinity key, or where the shared
+//	             prefix index says the prompt's longest prefix went, bounded
+//	             by load (each attempt records where the prompt went)
 //	9. slot      a free slot on the best candidate, else wait in the model's
 //	             queue (429 queue_full, 503 queue_timeout)
 //	10. upstream send over the keep-alive pool, headers filtered; retried on the

@@ -10,10 +10,11 @@ import (
 
 // The prefix index (shm NotePrefix, PrefixMatch; README "Placement"): a
 // request of an affinity: prefix model is cut into blocks
-// (affinity.AppendBlocks) when its backends are picked; without "user", the backend that was sent the
-// longest run of its leading blocks goes first (candidates); each attempt
-// records the blocks for the backend it sends them to, the first and any
-// retry's, so the index says where each prompt went.
+// (affinity.AppendBlocks) when its backends are picked; without "user",
+// the backend that was sent the longest run of its leading blocks goes
+// first (candidates); each attempt records the blocks for the backend it
+// sends them to, the first and any retry's, so the index says where each
+// prompt went.
 
 // blockBufs holds the block hash buffers of requests in flight: one per
 // request from pickBackends until its answer starts (or it ends), so the
