@@ -34,10 +34,10 @@ const (
 	DefaultLoadInterval    = 500 * time.Millisecond
 	DefaultKVSaturation    = 0.8
 	DefaultNomadScheme     = "http"
-	// The prefix index (see PrefixIndex): 2^18 (block, backend) pairs of
-	// 32 bytes (8 MiB of the shared region), blocks of 256 bytes (about 64
+	// The prefix index (see PrefixIndex): 2^16 (block, backend) pairs of
+	// 32 bytes (2 MiB of the shared region), blocks of 256 bytes (about 64
 	// tokens), at most 512 blocks (128 KiB of prompt) read per request.
-	DefaultPrefixEntries   = 1 << 18
+	DefaultPrefixEntries   = 1 << 16
 	DefaultPrefixBlock     = 256
 	DefaultPrefixMaxBlocks = 512
 
@@ -274,7 +274,8 @@ type Timeouts struct {
 // were recently sent which blocks of a prompt (README "Placement").
 type PrefixIndex struct {
 	// Entries is its capacity in (block, backend) pairs, 32 bytes each
-	// (default 262144, 8 MiB; 0: no index). The region is sized once:
+	// (default 65536, 2 MiB; 0: no index): best about the backends' KV
+	// caches together, in blocks. The region is sized once:
 	// a change takes a restart.
 	Entries *int `yaml:"entries"`
 	// Block is the block size in bytes of the prompt as sent (default 256).

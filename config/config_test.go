@@ -53,7 +53,7 @@ func TestParseValidAndDefaults(t *testing.T) {
 		t.Errorf("slots = %d", got)
 	}
 	m := c.Models[0]
-	if c.PrefixEntries() != 1<<18 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 512 {
+	if c.PrefixEntries() != 1<<16 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 512 {
 		t.Errorf("prefix_index defaults: %d entries, block %d, max_blocks %d", c.PrefixEntries(), c.PrefixIndex.Block, c.PrefixIndex.MaxBlocks)
 	}
 	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
@@ -213,7 +213,7 @@ func TestPrefixIndexConfig(t *testing.T) {
 	if off.PrefixEntries() != 0 || off.PrefixIndex.Block != 512 || off.PrefixIndex.MaxBlocks != DefaultPrefixMaxBlocks {
 		t.Fatalf("entries %d block %d max_blocks %d", off.PrefixEntries(), off.PrefixIndex.Block, off.PrefixIndex.MaxBlocks)
 	}
-	if ch := RestartChanges(plain, off); len(ch) != 1 || ch[0] != "prefix_index.entries changed from 262144 to 0" {
+	if ch := RestartChanges(plain, off); len(ch) != 1 || ch[0] != "prefix_index.entries changed from 65536 to 0" {
 		t.Fatalf("RestartChanges: %v", ch)
 	}
 	if (&Config{}).PrefixEntries() != DefaultPrefixEntries {

@@ -26,11 +26,14 @@ package shm
 // request placed by rendezvous hashing, as without the index.
 
 // DefaultPrefixEntries is the prefix index's capacity in regions made by
-// Create: 262,144 (block, backend) pairs, 8 MiB (8,388,608 bytes), whose
+// Create: 65,536 (block, backend) pairs, 2 MiB (2,097,152 bytes), whose
 // pages are touched only as they are written. At 256-byte blocks (about
-// 64 tokens) that is 64 MiB of prompt text, or 16.7 M tokens over all
-// backends: a few backends' KV caches.
-const DefaultPrefixEntries = 1 << 18
+// 64 tokens) that is 16 MiB of prompt text, 4.2 M tokens over all
+// backends: the KV caches of about 8 backends of 500 K tokens. The index
+// is best about as large as the caches together — larger, it remembers
+// blocks they evicted (and places requests by them); smaller, it forgets
+// blocks they hold (and those requests go by rendezvous hashing alone).
+const DefaultPrefixEntries = 1 << 16
 
 // PrefixCapacity is the number of entries of the prefix index; 0 when the
 // region has none (made by a version-1 or -2 sluice, inherited in a binary

@@ -198,7 +198,7 @@ func TestOpenVersion2Region(t *testing.T) {
 }
 
 // The index follows the recall table on a cache line; the size counts it;
-// the default is 2^18 entries, 8 MiB.
+// the default is 2^16 entries, 2 MiB.
 func TestPrefixLayout(t *testing.T) {
 	r := prefixRegion(t, 100, 100)
 	if r.PrefixCapacity() != 104 {
@@ -215,7 +215,7 @@ func TestPrefixLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if d.PrefixCapacity() != DefaultPrefixEntries || Size(1, 1, Tables{Prefix: DefaultPrefixEntries})-Size(1, 1, Tables{}) != 8<<20 {
+	if d.PrefixCapacity() != DefaultPrefixEntries || Size(1, 1, Tables{Prefix: DefaultPrefixEntries})-Size(1, 1, Tables{}) != 2<<20 {
 		t.Fatalf("default index: %d entries", d.PrefixCapacity())
 	}
 }

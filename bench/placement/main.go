@@ -44,6 +44,9 @@ var (
 	msPerToken = flag.Int("ms-per-token", 2, "the fake answers after this many ms per answer token")
 	slots      = flag.Int("slots", 64, "sluice's slots per backend")
 	sluiceBin  = flag.String("sluice", "", "a built sluice binary (default: build ./cmd/sluice)")
+	// The prefix index of sluice (prefix_index).
+	prefixEntries = flag.Int("prefix-entries", -1, "sluice's prefix_index.entries (0: no index; -1: sized to the simulated caches, the backends' blocks together)")
+	prefixBlock   = flag.Int("prefix-block", 256, "sluice's prefix_index.block in bytes")
 )
 
 func main() {
@@ -120,7 +123,11 @@ func report(ws []*workload, rs []result, took time.Duration) string {
 		fmt.Fprintf(&b, "- %s: %s; %d requests; cache %d blocks a backend (%.2f of %d distinct reusable prefix blocks)\n",
 			w.name, w.title, len(w.reqs), int(float64(w.prefixBlks)**cacheFrac+0.5), *cacheFrac, w.prefixBlks)
 	}
-	fmt.Fprintf(&b, "- answers after %d ms per answer token (8-40 tokens); sluice: 2 workers, affinity: prefix, %d slots a backend\n\n", *msPerToken, *slots)
+	fmt.Fprintf(&b, "- answers after %d ms per answer token (8-40 tokens); sluice: 2 workers, affinity: prefix, %d slots a backend\n", *msPerToken, *slots)
+	for _, w := range ws {
+		fmt.Fprintf(&b, "- %s: sluice's prefix_index: %d entries, blocks of %d bytes\n", w.name, indexEntries(int(float64(w.prefixBlks)**cacheFrac+0.5)), *prefixBlock)
+	}
+	b.WriteString("\n")
 	b.WriteString("| workload | in flight | placement | hit rate | hit past system | requests max/mean | in-flight max/mean | peak in-flight | mean in-flight | errors | s |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
