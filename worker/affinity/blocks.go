@@ -33,6 +33,9 @@ func link(prev, block uint64) uint64 { return score(prev*0x9e3779b97f4a7c15, blo
 // same blocks); prompt (the messages or prompt value) then starts a new
 // block, and only its full blocks count — its tail changes as a
 // conversation grows, so a partial block there would never match again.
+// Where head ends is not hashed apart: bodies whose blocks hold the same
+// bytes hash alike, as the backend, which renders head and prompt one
+// after the other, caches them alike.
 // The work is bounded by max × size bytes, whatever the body's size; with
 // dst's capacity at least max, Append allocates nothing.
 func AppendBlocks(dst []uint64, seed uint64, head, prompt []byte, size, max int) []uint64 {

@@ -103,3 +103,35 @@ func BenchmarkAppendBlocks100KB(b *testing.B) {
 		AppendBlocks(dst[:0], 1, nil, body, 256, 512)
 	}
 }
+
+// Whatever the bytes: at most max blocks; a prompt cut short shares its
+// full blocks' hashes with the whole (the prefix the index matches on);
+// a change in the head's first byte changes every hash.
+func FuzzAppendBlocks(f *testing.F) {
+	f.Add([]byte("system"), []byte(strings.Repeat("p", 300)), uint8(16), uint8(8), uint16(50))
+	f.Add([]byte{}, []byte("x"), uint8(1), uint8(1), uint16(0))
+	f.Fuzz(func(t *testing.T, head, prompt []byte, size, max uint8, cut uint16) {
+		s, m := int(size)+1, int(max)
+		all := AppendBlocks(nil, 7, head, prompt, s, m)
+		if len(all) > m {
+			t.Fatalf("%d blocks past the cap %d", len(all), m)
+		}
+		want := (len(head)+s-1)/s + len(prompt)/s
+		if len(all) != min(want, m) {
+			t.Fatalf("%d blocks of head %d and prompt %d at %d, want %d", len(all), len(head), len(prompt), s, min(want, m))
+		}
+		short := AppendBlocks(nil, 7, head, prompt[:min(int(cut), len(prompt))], s, m)
+		if len(short) > len(all) || !equal(short, all[:len(short)]) {
+			t.Fatalf("a prompt cut at %d is not a prefix of the whole: %d of %d", cut, len(short), len(all))
+		}
+		if len(head) > 0 {
+			other := append([]byte{}, head...)
+			other[0] ^= 1
+			for i, h := range AppendBlocks(nil, 7, other, prompt, s, m) {
+				if h == all[i] {
+					t.Fatalf("block %d the same after the head's first byte changed", i)
+				}
+			}
+		}
+	})
+}
