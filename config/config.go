@@ -149,7 +149,30 @@ type Key struct {
 	TokensPerMinute int64 `yaml:"tokens_per_minute"`
 	// MaxConcurrent limits the key's requests in flight (0: no limit).
 	MaxConcurrent int64 `yaml:"max_concurrent"`
+	// Weight is the key's share of a model's slots while its queue holds
+	// requests of several keys: a freed slot goes to the waiting key that
+	// has been served the fewest tokens divided by its weight (weighted
+	// fair queuing; 0 in the file: DefaultKeyWeight).
+	Weight float64 `yaml:"weight"`
+	// Priority is the key's tier in a model's queue, 0 (default) to
+	// MaxKeyPriority: a waiting request of a higher tier always takes the
+	// next free slot before any of a lower one.
+	Priority int `yaml:"priority"`
 }
+
+// DefaultKeyWeight is a key's weight in a model's queue when it sets none.
+const DefaultKeyWeight = 1.0
+
+// MinKeyWeight and MaxKeyWeight bound keys[].weight: a ratio of 10^4
+// between two keys is more than any fleet uses, and it keeps a key's
+// weighted count of tokens in range (see worker's fair queue).
+const (
+	MinKeyWeight = 0.01
+	MaxKeyWeight = 100.0
+)
+
+// MaxKeyPriority is the highest keys[].priority: four tiers, 0 to 3.
+const MaxKeyPriority = 3
 
 // Model is a model name clients send in the JSON "model" field.
 type Model struct {

@@ -283,6 +283,12 @@ func (c *Config) validate() Problems {
 				add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
 			}
 		}
+		if k.Weight != 0 && !(k.Weight >= MinKeyWeight && k.Weight <= MaxKeyWeight) {
+			add(p+".weight", "must be between %g and %g (default %g), got %g", MinKeyWeight, MaxKeyWeight, DefaultKeyWeight, k.Weight)
+		}
+		if k.Priority < 0 || k.Priority > MaxKeyPriority {
+			add(p+".priority", "must be 0 (default) to %d, got %d", MaxKeyPriority, k.Priority)
+		}
 	}
 	if c.UsageLogFlush < 0 {
 		add("usage_log_flush", "must be 0 (a write per line) or more, got %s", time.Duration(c.UsageLogFlush))

@@ -14,6 +14,37 @@ func KeyCell(key string) string { return "key/" + key }
 // QueueCell is the cell of a model's queue: its depth and tickets.
 func QueueCell(model string) string { return "queue/" + model }
 
+// Scalars of a KeyCell beyond its limiters (RequestTAT, TokenTAT), for
+// the fair queue between keys. A key's cell also counts, as each worker's
+// mark (AddMarkCount, MarkCount), its requests waiting in that worker's
+// queues: a dead worker's are cleared with the rest of its column.
+const (
+	// KeyServedScalar is the key's virtual token counter: the tokens it has
+	// been served divided by its weight, in units of 1/ServedUnitsPerToken
+	// token, lifted when it starts waiting (see worker's fair queue).
+	KeyServedScalar = 2
+	// KeyQueuedScalar counts the key's requests that waited for a slot.
+	KeyQueuedScalar = 3
+	// KeyQueueWaitScalar sums their waits, in nanoseconds.
+	KeyQueueWaitScalar = 4
+	// KeyMeanRestScalar is a moving mean of what the key's requests used
+	// beyond their prompt's estimate (their answers, mostly), in tokens:
+	// charged with the prompt when a request takes its slot.
+	KeyMeanRestScalar = 5
+)
+
+// ServedUnitsPerToken is what one token adds to the KeyServedScalar of a
+// key of weight 1: 1,024 units, so that a key of the largest weight (100)
+// is still charged 10 units a token (charges are rounded down), and a
+// counter holds 9×10^15 tokens at weight 1 (10^13 at the smallest weight,
+// 0.01) before it saturates.
+const ServedUnitsPerToken = 1024
+
+// QueueVirtualScalar, in a QueueCell (beyond Ticket and LastRelease), is
+// the model's virtual time: the counter (KeyServedScalar) of the key of
+// the last request that took one of the model's slots, as it was then.
+const QueueVirtualScalar = 4
+
 // BackendCell is the cell of one backend of a model: its slots in use.
 func BackendCell(model, url string) string {
 	return "backend/" + model + "/" + strings.TrimSuffix(url, "/")

@@ -165,14 +165,14 @@ func TestPrefixSharedMappings(t *testing.T) {
 	}
 }
 
-// A region made by a version-2 sluice (a recall table, no prefix index) is
-// opened in a binary upgrade: the index always misses and records
-// nothing. A version-2 header that claims an index is not one version 2
-// wrote.
-func TestOpenVersion2Region(t *testing.T) {
+// A region made by a version-3 sluice (recall table and meter, no prefix
+// index) is opened in a binary upgrade: the index always misses and
+// records nothing, the rest works. A version-3 header that claims an
+// index is not one version 3 wrote, nor is a version-2 one.
+func TestOpenVersion3Region(t *testing.T) {
 	r, r2 := oldRegion(t, layoutNoPrefix, Tables{Recall: 64})
-	if r2.PrefixCapacity() != 0 || r2.RecallCapacity() != 64 {
-		t.Fatalf("a version-2 region: %d prefix, %d recall entries", r2.PrefixCapacity(), r2.RecallCapacity())
+	if s, _ := r2.MeterCapacity(); r2.PrefixCapacity() != 0 || r2.RecallCapacity() != 64 || s != DefaultMeterSeries {
+		t.Fatalf("a version-3 region: %d prefix, %d recall entries, %d meter series", r2.PrefixCapacity(), r2.RecallCapacity(), s)
 	}
 	doc := chain(1, 3)
 	r2.NotePrefix(5, doc)
@@ -184,12 +184,11 @@ func TestOpenVersion2Region(t *testing.T) {
 	wantRecall(t, r2, k, testVal(k, 1))
 	r.words[hPrefix] = 8
 	if _, err := Open(r.File()); err == nil {
-		t.Fatal("Open of a version-2 region that claims a prefix index")
+		t.Fatal("Open of a version-3 region that claims a prefix index")
 	}
-	// Version 1 with either table word set is refused too.
-	r.words[hVersion], r.words[hRecall] = layoutNoRecall, 0
+	r.words[hVersion] = layoutNoMeter
 	if _, err := Open(r.File()); err == nil {
-		t.Fatal("Open of a version-1 region that claims a prefix index")
+		t.Fatal("Open of a version-2 region that claims a prefix index (and a meter)")
 	}
 	r.words[hVersion] = 99
 	if _, err := Open(r.File()); err == nil {
@@ -197,8 +196,8 @@ func TestOpenVersion2Region(t *testing.T) {
 	}
 }
 
-// The index follows the recall table on a cache line; the size counts it;
-// the default is 2^16 entries, 2 MiB.
+// The index follows the recall table on a cache line, the meter follows
+// it; the size counts it; the default is 2^16 entries, 2 MiB.
 func TestPrefixLayout(t *testing.T) {
 	r := prefixRegion(t, 100, 100)
 	if r.PrefixCapacity() != 104 {
@@ -207,7 +206,7 @@ func TestPrefixLayout(t *testing.T) {
 	if uintptr(unsafe.Pointer(&r.words[r.prefix.base]))%64 != 0 || r.prefix.base != r.recall.base+r.recall.words() {
 		t.Fatal("the prefix index is not on a cache line after the recall table")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, Tables{100, 100}); got != want || r.prefix.base+104*RecallEntryBytes/8 != len(r.words) {
+	if got, want := len(r.words)*8, Size(16, 4, Tables{100, 100}); got != want || r.prefix.base+104*RecallEntryBytes/8 != r.meterBase {
 		t.Fatalf("region of %d bytes, Size says %d", got, want)
 	}
 	d, err := Create(1, 1)

@@ -375,10 +375,15 @@ func TestOpenVersion1Region(t *testing.T) {
 
 // oldRegion makes a region with tables t, marks it as of layout version
 // v, and opens it again as a binary upgrade would: the region and the
-// second mapping (both undone when the test ends).
+// second mapping (both undone when the test ends). Versions before the
+// meter have none.
 func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
 	t.Helper()
-	r, err := CreateWith(8, 2, tables)
+	series, rows := DefaultMeterSeries, DefaultMeterRows
+	if v <= layoutNoMeter {
+		series, rows = 0, 0
+	}
+	r, err := create(8, 2, tables, series, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,8 +396,8 @@ func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
 	return r, opened
 }
 
-// The table starts on a cache line after the cells, and the region's size
-// counts it.
+// The table starts on a cache line after the cells, the meter follows it
+// (and the prefix index, here empty), and the region's size counts both.
 func TestRecallLayout(t *testing.T) {
 	r := recallRegion(t, 100)
 	if r.RecallCapacity() != 104 {
@@ -401,7 +406,7 @@ func TestRecallLayout(t *testing.T) {
 	if uintptr(unsafe.Pointer(&r.words[r.recall.base]))%64 != 0 {
 		t.Fatal("the recall table is not on a cache line")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 104}); got != want || r.recall.base+104*RecallEntryBytes/8 != len(r.words) {
+	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 104}); got != want || r.recall.base+104*RecallEntryBytes/8 != r.meterBase {
 		t.Fatalf("region of %d bytes, Size says %d; table from word %d", got, want, r.recall.base)
 	}
 	if d, _ := Create(1, 1); d.RecallCapacity() != DefaultRecallEntries || Size(1, 1, Tables{Recall: DefaultRecallEntries})-Size(1, 1, Tables{}) != 2<<20 {

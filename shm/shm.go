@@ -17,7 +17,9 @@
 // 64-bit keys to 64-bit values that every worker writes and reads, for
 // state that belongs to no configuration (which backend holds a stored
 // response). After it, the prefix index (prefix.go), a second table of the
-// same kind: which backends were recently sent which prompt blocks.
+// same kind: which backends were recently sent which prompt blocks. Last
+// comes the meter (meter.go): the counters and histograms of /metrics, a
+// column of rows per worker, never cleared.
 package shm
 
 import (
@@ -37,20 +39,23 @@ import (
 
 // Magic marks a sluice region; LayoutVersion changes with any change of the
 // layout below, and a region of another version is refused — except the
-// versions before it, which differ only by lacking a table at the end:
-// version 1 has no recall table (its header word hRecall is 0 and nothing
-// follows the cells), version 2 no prefix index (hPrefix is 0 and nothing
-// follows the recall table). A binary upgrade from an older sluice then
-// keeps running on the old region, the missing tables reporting misses
-// until a restart makes a new one. (An older binary refuses a newer
-// region: downgrading takes a restart.)
+// versions before it, which are this layout with parts left out (their
+// header words 0, nothing in their place): version 3 has no prefix index
+// (hPrefix), version 2 no meter either (hMeterSeries, hMeterRows), version
+// 1 no recall table either (hRecall). A binary upgrade from an older sluice
+// then keeps running on the old region, the missing parts reporting misses
+// (and the counters of /metrics staying empty) until a restart makes a new
+// one. (An older binary refuses a newer region: downgrading takes a
+// restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 3
+	LayoutVersion = 4
+	// layoutNoPrefix is the version before the prefix index (prefix.go).
+	layoutNoPrefix = 3
+	// layoutNoMeter is the version before the meter (meter.go).
+	layoutNoMeter = 2
 	// layoutNoRecall is the version before the recall table.
 	layoutNoRecall = 1
-	// layoutNoPrefix is the version before the prefix index.
-	layoutNoPrefix = 2
 )
 
 // Header words, in int64 units from the start of the region.
@@ -68,6 +73,14 @@ const (
 	hRecall     // entries of the recall table after the cells; 0: none
 	hPrefix     // entries of the prefix index after the recall table; 0: none
 	headerWords = 16
+)
+
+// Header words of the meter (meter.go), at the end of the header: 0 in a
+// region made before the meter.
+const (
+	hMeterSeries = 12 // entries of the meter's series index; 0: no meter
+	hMeterRows   = 13 // rows of each worker column
+	hMeterNext   = 14 // the next row to claim
 )
 
 // Cell words, in int64 units from the start of a cell.
@@ -135,6 +148,9 @@ type Region struct {
 
 	recall table // which backend holds a stored response (recall.go)
 	prefix table // which backends were sent which prompt blocks (prefix.go)
+
+	meterBase, meterRowBase int // first words of the meter's index and rows
+	meterSeries, meterRows  int // 0: the region has no meter
 }
 
 // Tables are the capacities, in entries, of a region's bounded tables,
@@ -149,8 +165,15 @@ type Tables struct {
 var defaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEntries}
 
 // Size returns the bytes a region of the given capacity takes: header,
-// cells, and its tables (each rounded up to whole buckets, see CreateWith).
+// cells, its tables (each rounded up to whole buckets, see CreateWith) and
+// a meter of DefaultMeterSeries series and DefaultMeterRows rows.
 func Size(cells, columns int, t Tables) int {
+	return baseSize(cells, columns, t) + meterWords(DefaultMeterSeries, DefaultMeterRows, columns)*8
+}
+
+// baseSize is Size without the meter: a region as a sluice before the
+// meter made it.
+func baseSize(cells, columns int, t Tables) int {
 	return (headerWords + cells*cellWords(columns) + tableWords(t.Recall) + tableWords(t.Prefix)) * 8
 }
 
@@ -161,8 +184,9 @@ func cellWords(columns int) int {
 
 // Create makes a new region in an anonymous memory file (memfd: nothing is
 // left behind in /dev/shm when sluice dies) with room for cells named cells
-// and columns worker columns, and tables of the default sizes
-// (DefaultRecallEntries, DefaultPrefixEntries), and maps it.
+// and columns worker columns, tables of the default sizes
+// (DefaultRecallEntries, DefaultPrefixEntries) and the default meter, and
+// maps it.
 func Create(cells, columns int) (*Region, error) {
 	return CreateWith(cells, columns, defaultTables)
 }
@@ -173,8 +197,15 @@ func Create(cells, columns int) (*Region, error) {
 // RecallEntryBytes an entry; its pages are touched only as entries are
 // written (an empty table is all zeros, which the memfd already is).
 func CreateWith(cells, columns int, t Tables) (*Region, error) {
-	if cells < 1 || columns < 1 || t.Recall < 0 || t.Prefix < 0 || t.Recall > math.MaxInt32 || t.Prefix > math.MaxInt32 {
-		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries is not a region", cells, columns, t.Recall, t.Prefix)
+	return create(cells, columns, t, DefaultMeterSeries, DefaultMeterRows)
+}
+
+// create makes a region with the given capacities (meterSeries 0: without
+// a meter, as a version-2 sluice made them).
+func create(cells, columns int, t Tables, meterSeries, meterRows int) (*Region, error) {
+	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || meterSeries < 0 || meterRows < 0 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries, a meter of %d series × %d rows is not a region",
+			cells, columns, t.Recall, t.Prefix, meterSeries, meterRows)
 	}
 	t.Recall, t.Prefix = roundEntries(t.Recall), roundEntries(t.Prefix)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
@@ -182,7 +213,7 @@ func CreateWith(cells, columns int, t Tables) (*Region, error) {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := Size(cells, columns, t)
+	size := baseSize(cells, columns, t) + meterWords(meterSeries, meterRows, columns)*8
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -196,8 +227,10 @@ func CreateWith(cells, columns int, t Tables) (*Region, error) {
 	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
 	w[hEpoch] = time.Now().UnixNano()
 	w[hRecall], w[hPrefix] = int64(t.Recall), int64(t.Prefix)
+	w[hMeterSeries], w[hMeterRows] = int64(meterSeries), int64(meterRows)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
 	r.setTables(t.Recall, t.Prefix)
+	r.setMeter(meterSeries, meterRows)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
 			w[r.cellBase(i)+cColumns+columns+col] = NoMark
@@ -234,29 +267,39 @@ func Open(f *os.File) (*Region, error) {
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
 		!tableWord(w[hRecall]) || !tableWord(w[hPrefix]) ||
-		Size(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])}) != int(w[hSize]):
+		w[hMeterSeries] < 0 || w[hMeterSeries] > math.MaxInt32 || w[hMeterRows] < 0 || w[hMeterRows] > math.MaxInt32 ||
+		baseSize(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])})+
+			meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))*8 != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
 	r.setTables(int(w[hRecall]), int(w[hPrefix]))
+	r.setMeter(int(w[hMeterSeries]), int(w[hMeterRows]))
 	return r, nil
 }
 
 // knownVersion reports whether header w is of a layout this binary reads:
-// this one, or an older one whose missing tables' words are 0 (header
-// words unused then were written as 0).
+// this one, or an older one whose missing parts' words are 0 (header words
+// unused then were written as 0).
 func knownVersion(w []int64) bool {
+	noPrefix := w[hPrefix] == 0
+	noMeter := noPrefix && w[hMeterSeries] == 0 && w[hMeterRows] == 0
 	switch w[hVersion] {
 	case LayoutVersion:
 		return true
 	case layoutNoPrefix:
-		return w[hPrefix] == 0
+		return noPrefix
+	case layoutNoMeter:
+		return noMeter
 	case layoutNoRecall:
-		return w[hRecall] == 0 && w[hPrefix] == 0
+		return noMeter && w[hRecall] == 0
 	}
 	return false
 }
+
+// tableSize reports whether n entries is a table size this layout holds.
+func tableSize(n int) bool { return n >= 0 && n <= math.MaxInt32 }
 
 // tableWord reports whether v is a table's size as Create writes it.
 func tableWord(v int64) bool {
@@ -493,6 +536,39 @@ func (c *Cell) SetMark(col int, v int64) { atomic.StoreInt64(&c.w[cColumns+c.col
 
 // Mark returns worker column col's mark (NoMark when unset).
 func (c *Cell) Mark(col int) int64 { return atomic.LoadInt64(&c.w[cColumns+c.cols+col]) }
+
+// AddMarkCount changes by d the count worker column col keeps in its mark
+// (a cell whose marks are counts rather than queue marks: NoMark reads as
+// 0, and 0 is stored as NoMark so that the cell reads as idle). Only the
+// worker of the column writes it; a dead worker's count is cleared with
+// its column.
+func (c *Cell) AddMarkCount(col int, d int64) {
+	p := &c.w[cColumns+c.cols+col]
+	for {
+		old := atomic.LoadInt64(p)
+		n := d
+		if old != NoMark {
+			n += old
+		}
+		if n <= 0 {
+			n = NoMark
+		}
+		if atomic.CompareAndSwapInt64(p, old, n) {
+			return
+		}
+	}
+}
+
+// MarkCount is the sum over all columns of the counts AddMarkCount keeps.
+func (c *Cell) MarkCount() int64 {
+	var t int64
+	for col := 0; col < c.cols; col++ {
+		if v := atomic.LoadInt64(&c.w[cColumns+c.cols+col]); v != NoMark {
+			t += v
+		}
+	}
+	return t
+}
 
 // MinMark returns the smallest mark over all columns and its column;
 // NoMark and -1 when none is set.

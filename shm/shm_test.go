@@ -458,3 +458,31 @@ func TestOthersLoad(t *testing.T) {
 		t.Fatal("a read StaleLoad old is still fresh")
 	}
 }
+
+// A cell's marks kept as counts (a key's waiting requests per worker): 0
+// is stored as NoMark, so the cell reads idle, and a dead worker's count
+// goes with its column.
+func TestMarkCounts(t *testing.T) {
+	r, err := Create(4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, _ := r.Alloc("key/k")
+	c.AddMarkCount(0, 2)
+	c.AddMarkCount(2, 1)
+	if n := c.MarkCount(); n != 3 {
+		t.Fatalf("count %d, want 3", n)
+	}
+	if c.Idle() {
+		t.Fatal("a cell with waiting counts reads idle")
+	}
+	c.AddMarkCount(0, -2)
+	if c.Mark(0) != NoMark {
+		t.Fatalf("a count back at 0 is stored as %d, not NoMark", c.Mark(0))
+	}
+	r.ReleaseColumn(2)
+	if n := c.MarkCount(); n != 0 || !c.Idle() {
+		t.Fatalf("after the dead worker's column went: count %d, idle %v", n, c.Idle())
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -17,6 +19,8 @@ import (
 // restarts.
 type metrics struct {
 	reg      *prometheus.Registry
+	region   *shm.Region // its meter is written after the registry's families
+	s        *supervisor
 	restarts prometheus.Counter
 	released prometheus.Counter
 	reloads  *prometheus.CounterVec
@@ -57,11 +61,89 @@ func newMetrics(s *supervisor) *metrics {
 		Help: "Attempts to apply discovered backends that could not apply them all (the shared region was full)."})
 	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
 		m.discPending, m.discErrors, &shmCollector{s: s})
+	m.region, m.s = s.region, s
 	return m
 }
 
+// textFormat is the exposition format /metrics writes: Prometheus text,
+// version 0.0.4, whatever the scraper offers to accept (every Prometheus
+// scrapes it).
+var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)
+
+// handler serves /metrics: the registry's families (gauges read from the
+// cells, the supervisor's own counters), then the meter's counters and
+// histograms, written straight from the region (meter.WriteText: tens of
+// thousands of series a scrape, too many for the registry's const
+// metrics to take under 10 ms).
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fams, err := m.reg.Gather()
+		if err != nil && len(fams) == 0 {
+			http.Error(w, "gathering metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", string(textFormat))
+		enc := expfmt.NewEncoder(w, textFormat)
+		for _, f := range fams {
+			if err := enc.Encode(f); err != nil {
+				return // the scraper went away
+			}
+		}
+		text := meter.NewText(w)
+		cfg, _, _ := m.s.current()
+		writeKeyMetrics(text, cfg, m.region)
+		text.WriteMeter(m.region)
+		text.Flush() //nolint:errcheck // the scraper went away
+	})
+}
+
+// writeKeyMetrics writes the families of the configured keys, read from
+// their cells: a few series per key, thousands in a large configuration
+// (written as text, not through the registry: see meter.Text).
+func writeKeyMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
+	type keyCell struct {
+		name    string
+		cell    *shm.Cell
+		limited bool // has max_concurrent
+	}
+	keys := make([]keyCell, 0, len(cfg.Keys))
+	limited := false
+	for _, k := range cfg.Keys {
+		if cell := r.Lookup(shm.KeyCell(k.Name)); cell != nil {
+			keys = append(keys, keyCell{k.Name, cell, k.MaxConcurrent > 0})
+			limited = limited || k.MaxConcurrent > 0
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	if limited {
+		t.Family("sluice_key_inflight", "Requests in flight for a key that has max_concurrent, all workers together.", "gauge", "key")
+		for _, k := range keys {
+			if k.limited {
+				t.Int(k.cell.Total(), k.name)
+			}
+		}
+	}
+	t.Family("sluice_key_queue_depth", "Requests of a key waiting for a slot, all models and workers together.", "gauge", "key")
+	for _, k := range keys {
+		t.Int(k.cell.MarkCount(), k.name)
+	}
+	t.Family("sluice_key_queued_total", "Requests of a key that waited for a slot (served, timed out or gone).", "counter", "key")
+	for _, k := range keys {
+		t.Int(atomic.LoadInt64(k.cell.Scalar(shm.KeyQueuedScalar)), k.name)
+	}
+	t.Family("sluice_key_queue_wait_seconds_total",
+		"Time the requests of a key spent waiting for a slot; divided by sluice_key_queued_total, the mean wait.", "counter", "key")
+	for _, k := range keys {
+		t.Float(float64(atomic.LoadInt64(k.cell.Scalar(shm.KeyQueueWaitScalar)))/1e9, k.name)
+	}
+	t.Family("sluice_key_served_tokens",
+		"A key's fair-queue counter: tokens it was served divided by its weight, lifted to the model's virtual time when it starts waiting. The least served waiting key gets the next slot.",
+		"gauge", "key")
+	for _, k := range keys {
+		t.Int(atomic.LoadInt64(k.cell.Scalar(shm.KeyServedScalar))/shm.ServedUnitsPerToken, k.name)
+	}
 }
 
 var (
@@ -88,8 +170,6 @@ var (
 		"401 and 403 answers to requests sent with a provider key.", []string{"model", "backend", "key"}, nil)
 	descQueueDepth = prometheus.NewDesc("sluice_queue_depth",
 		"Requests waiting for a slot of a model, all workers together.", []string{"model"}, nil)
-	descKeyInflight = prometheus.NewDesc("sluice_key_inflight",
-		"Requests in flight for a key that has max_concurrent, all workers together.", []string{"key"}, nil)
 	descBodyBytes = prometheus.NewDesc("sluice_request_body_bytes_held",
 		"Request body bytes kept for retries, all workers together: a body is let go when its response starts.", nil, nil)
 	descBodySpilled = prometheus.NewDesc("sluice_request_body_bytes_spilled",
@@ -128,11 +208,6 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(gen))
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
-	for _, k := range cfg.Keys {
-		if cell := r.Lookup(shm.KeyCell(k.Name)); cell != nil && k.MaxConcurrent > 0 {
-			gauge(descKeyInflight, float64(cell.Total()), k.Name)
-		}
 	}
 	for _, m := range cfg.Models {
 		if cell := r.Lookup(shm.QueueCell(m.Name)); cell != nil {

@@ -2,6 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -186,3 +190,89 @@ func TestMetricsPrefixCache(t *testing.T) {
 		t.Errorf("entries left: %v", s.prefix)
 	}
 }
+
+// BenchmarkScrape1000Keys is one /metrics scrape of a configuration of
+// 1,000 keys and 4 models of 4 backends, as two workers recorded it:
+// "each" — every key used its one model (ok, and 1 key in 10 an error
+// code too), the shape of a fleet where each team has its model; "all" —
+// every key used every model, with two error codes (24,000 request and
+// token series: the worst case of this configuration).
+func BenchmarkScrape1000Keys(b *testing.B) {
+	for _, all := range []bool{false, true} {
+		name := "each"
+		if all {
+			name = "all"
+		}
+		b.Run(name, func(b *testing.B) { benchmarkScrape(b, all) })
+	}
+}
+
+func benchmarkScrape(b *testing.B, all bool) {
+	cfg := &config.Config{}
+	for i := range 4 {
+		m := config.Model{Name: fmt.Sprintf("model-%d", i)}
+		for j := range 4 {
+			m.Backends = append(m.Backends, config.Backend{URL: fmt.Sprintf("http://10.0.%d.%d:8000", i, j), Slots: 64})
+		}
+		cfg.Models = append(cfg.Models, m)
+	}
+	for i := range 1000 {
+		cfg.Keys = append(cfg.Keys, config.Key{Name: fmt.Sprintf("team-%04d", i), Models: []string{"*"}, MaxConcurrent: 10})
+	}
+	region, err := shm.Create(cfg.CellsNeeded(), 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer region.Close()
+	if err := cells.Alloc(region, cfg); err != nil {
+		b.Fatal(err)
+	}
+	for col := range 2 {
+		rec := meter.NewRecorder(region, col)
+		for mi, m := range cfg.Models {
+			for ki, k := range cfg.Keys {
+				codes := []string{"ok"}
+				switch {
+				case all:
+					codes = append(codes, "rate_limited", "upstream_500")
+				case ki%4 != mi:
+					continue
+				case ki%10 == 0:
+					codes = append(codes, "rate_limited")
+				}
+				for _, code := range codes {
+					rec.Counter(meter.Requests, m.Name, k.Name, code).Add(3)
+				}
+				for _, kind := range []string{"prompt", "completion", "cached"} {
+					rec.Counter(meter.Tokens, m.Name, k.Name, kind).Add(100)
+				}
+			}
+			for _, h := range []*meter.Metric{meter.TimeToFirstToken, meter.RequestDuration, meter.QueueWait} {
+				rec.Histogram(h, m.Name).Observe(time.Second)
+			}
+			for _, be := range m.Backends {
+				rec.Histogram(meter.UpstreamHeaders, m.Name, be.URL).Observe(time.Millisecond)
+				rec.Counter(meter.Attempts, m.Name, be.URL).Add(1)
+			}
+		}
+	}
+	s := &supervisor{region: region, cfg: cfg, gen: 1}
+	h := newMetrics(s).handler()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	w := &countingWriter{header: http.Header{}}
+	for b.Loop() {
+		w.n = 0
+		h.ServeHTTP(w, req)
+	}
+	b.ReportMetric(float64(w.n), "bytes/scrape")
+}
+
+// countingWriter is a ResponseWriter that counts what it is given.
+type countingWriter struct {
+	header http.Header
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header         { return w.header }
+func (w *countingWriter) WriteHeader(int)             {}
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }

@@ -1,6 +1,10 @@
 package tests
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -9,6 +13,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
 // The Nomad job parses as HCL (no Nomad agent here to plan it).
@@ -101,5 +107,75 @@ func TestSystemdUnitEnvironmentFile(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^EnvironmentFile=-/etc/sluice/sluice.env$`).Match(unit) {
 		t.Error("the unit reads no optional EnvironmentFile for admin_token_env")
+	}
+}
+
+// Every metric the Grafana dashboard queries is one a running gateway
+// exposes: after requests of each kind (answered, streamed, refused, queued)
+// against a backend whose /metrics reports load and prefix-cache counters,
+// each name in the dashboard's expressions is a family of /metrics.
+func TestGrafanaDashboardMetricsExist(t *testing.T) {
+	raw, err := os.ReadFile("../deploy/grafana/sluice.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("deploy/grafana/sluice.json: %v", err)
+	}
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	be.SetPrefixCache(10, 100)
+	be.SetKVUsage(0.25)
+	g := startGateway(t, slotsConfig(be.URL(), "off", 1, "{max: 10, timeout: 60s}"))
+	r, _, closer := openHeldStream(t, g, "dash")
+	defer closer.Close()
+	queued := make(chan error, 1)
+	go func() { // waits for the held stream's slot
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "queued")))
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		res, err := freshClient().Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		queued <- err
+	}()
+	await(t, "a request to queue", func() bool { v, _ := g.metric("sluice_queue_depth", map[string]string{"model": "m"}); return v == 1 })
+	be.Release("dash")
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-queued; err != nil {
+		t.Fatal(err)
+	}
+	post(t, freshClient(), g.URL+"/v1/chat/completions", "sk-wrong", chatBody("m", false, "refused"), nil)
+	post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "broken"), map[string]string{"X-Fake-Fail": "reset"})
+	await(t, "the backend's load and prefix-cache counters to be read", func() bool {
+		_, ok := g.metric("sluice_backend_prefix_cache_hits_total", nil)
+		return ok
+	})
+	fams := g.metricFamilies()
+	name := regexp.MustCompile(`sluice_[a-z_]+`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				n++
+				base := strings.TrimSuffix(m, "_bucket")
+				if fams[base] == nil && fams[m] == nil {
+					t.Errorf("panel %q queries %s, which /metrics does not have", p.Title, m)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("found %d metric names in the dashboard: the file changed shape", n)
 	}
 }

@@ -75,9 +75,18 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		b = order[0]
 	} else {
 		var e *apiError
-		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned); e != nil {
+		// The key's fair-queue counter is charged once, at the first
+		// slot (a retry's slot is the same request's): the prompt's
+		// estimate and what the key's requests use beyond it, as a rule.
+		charge := int64(0)
+		if x.charged == 0 {
+			x.chargedPrompt = max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+			charge = x.chargedPrompt + x.key.fair.expectedRest()
+		}
+		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
 			return true, e
 		}
+		x.charged += charge
 		release = func() { g.queues.releaseSlot(m, b) }
 	}
 	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
@@ -92,7 +101,12 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
 		ft = startFirstTokenTimer(m.firstToken, acancel)
 	}
+	sent := time.Now()
 	res, err := g.send(actx, c, b, x.pieces)
+	var headers time.Duration // to the answer's head: none when it failed
+	if err == nil {
+		headers = time.Since(sent)
+	}
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
 		x.prefix, err = readFirst(res.Body, x.api.format)
 		if !ft.arrived() {
@@ -112,7 +126,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
 	}
 	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
-	o := classify(x, attemptResult{
+	result := attemptResult{
 		err:        err,
 		res:        res,
 		clientGone: ctx.Err() != nil,
@@ -123,7 +137,9 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		holderDown: x.holderDown,
 		keysOut:    keysOut,
 		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
-	})
+	}
+	o := classify(x, result)
+	g.meter.meterAttempt(b, m.name, n, headers, failureOf(result), o.eject)
 	if o.answer {
 		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
 		return true, nil

@@ -156,6 +156,11 @@ type exchange struct {
 	// failed otherwise than with a 404 (502: no answer), 0 if none did.
 	holderDown int
 	backend    *backendRoute // the backend whose answer goes to the client
+	// charged is the tokens the key's fair-queue counter was charged when
+	// the request took its first slot (chargedPrompt, its prompt's
+	// estimate, and the key's usual rest), settled against its usage at
+	// the end; 0: none yet.
+	charged, chargedPrompt int64
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -207,6 +212,9 @@ func (g *gateway) end(x *exchange) {
 	}
 	if x.adm != nil {
 		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
+	}
+	if x.charged > 0 && x.rec.usage.Found {
+		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
 	}
 	if x.held != nil {
 		x.held.release()
@@ -511,5 +519,7 @@ func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
 
 // finish writes the usage line.
 func (g *gateway) finish(rec *usageRecord) {
-	g.usage.write(rec, time.Now())
+	now := time.Now()
+	g.meter.record(g.routes.Load(), rec, now)
+	g.usage.write(rec, now)
 }

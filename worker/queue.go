@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,13 +22,15 @@ import (
 // ends or fails. When every candidate backend is full the request waits in
 // the model's queue, which is one queue across workers: its depth is the
 // queue cell's gauge, every waiter has a ticket from the cell's shared
-// counter, and each worker publishes the ticket of its oldest waiter as its
-// mark. Only the worker holding the oldest ticket of all may hand a freed
-// slot to a waiter, so waiters are served in arrival order whichever worker
-// they are in. A worker that frees a slot while requests wait wakes the
-// worker holding the oldest ticket: itself through a channel, another
-// through that worker's wake pipe (the runtime's poller reads it); a worker
-// woken with no waiter left passes the wake-up on to the next oldest's.
+// counter, and each worker publishes the mark of its best waiter — its
+// key's tier and service, then its ticket (fairness.go) — in its column.
+// Only the worker holding the smallest mark of all may hand a freed slot
+// to a waiter, so waiters are served in the fair queue's order whichever
+// worker they are in. A worker that frees a slot while requests wait
+// wakes the worker holding the smallest mark: itself through a channel,
+// another through that worker's wake pipe (the runtime's poller reads
+// it); a worker woken with no waiter left, or whose best waiter's mark has
+// grown past another's since it was published, passes the wake-up on.
 
 // queues is this worker's side of the shared queues.
 type queues struct {
@@ -44,14 +47,17 @@ func newQueues(col int, region *shm.Region, wakeW []int) *queues {
 	return &queues{col: col, region: region, wakeW: wakeW, kick: make(chan struct{}, 1), byName: map[string]*localQueue{}}
 }
 
-// localQueue is one model's waiters in this worker, in ticket order.
+// localQueue is one model's waiters in this worker: per key, in ticket
+// order.
 type localQueue struct {
-	q       *queues
-	cell    *shm.Cell
-	mu      sync.Mutex
-	waiters []*waiter
+	q     *queues
+	cell  *shm.Cell
+	mu    sync.Mutex
+	lines map[string]*keyLine // by key name: the keys with requests waiting here
+	// waiting is the number of waiters in lines.
+	waiting int
 	// pinned are the waiters that need one backend and no other (a stored
-	// response's holder): outside the arrival order, so that one waiting
+	// response's holder): outside the fair order, so that one waiting
 	// for its busy holder does not hold back the waiters behind it that
 	// other backends could serve now. They count in the queue's depth and
 	// take a slot of their backend as soon as the dispatcher finds one
@@ -61,12 +67,21 @@ type localQueue struct {
 	pinnedN atomic.Int32 // len(pinned), read without the lock
 }
 
+// keyLine is one key's waiters in a worker's queue of a model, oldest
+// first.
+type keyLine struct {
+	waiters []*waiter
+}
+
 // waiter is a request waiting for a slot.
 type waiter struct {
 	ticket  int64
+	key     fairKey
+	tokens  int64 // what its key is charged when it gets its slot
 	cands   []*backendRoute
 	got     chan *backendRoute // buffered: the dispatcher never blocks on it
 	handoff time.Duration      // from the slot's release to its hand-over
+	served  int64              // its key's counter when it got its slot (before the charge)
 }
 
 // forModel returns the local queue of a model, the same one across route
@@ -76,7 +91,7 @@ func (q *queues) forModel(name string, cell *shm.Cell) *localQueue {
 	defer q.mu.Unlock()
 	lq := q.byName[name]
 	if lq == nil || !lq.cell.Same(cell) {
-		lq = &localQueue{q: q, cell: cell}
+		lq = &localQueue{q: q, cell: cell, lines: map[string]*keyLine{}}
 		q.byName[name] = lq
 	}
 	return lq
@@ -92,7 +107,7 @@ func (q *queues) prune(rt *routeTable) {
 			continue
 		}
 		lq.mu.Lock()
-		idle := len(lq.waiters) == 0 && len(lq.pinned) == 0
+		idle := lq.waiting == 0 && len(lq.pinned) == 0
 		lq.mu.Unlock()
 		if idle {
 			delete(q.byName, name)
@@ -154,12 +169,13 @@ func (q *queues) run(ctx context.Context) {
 	}
 }
 
-// dispatch serves this worker's waiters while they hold the oldest tickets
-// and a slot is free. With none left here while others wait elsewhere, it
-// passes the wake-up on to the worker of the oldest of them: a release
-// wakes only one worker, which may have had fewer waiters than slots were
-// freed (two releases, one wake-up) or none left (its waiter gave up), and
-// a slot must not stay free until a tick while a request waits.
+// dispatch serves this worker's waiters while they hold the smallest
+// marks and a slot is free. With none left here while others wait
+// elsewhere, it passes the wake-up on to the worker of the smallest mark:
+// a release wakes only one worker, which may have had fewer waiters than
+// slots were freed (two releases, one wake-up) or none left (its waiter
+// gave up), and a slot must not stay free until a tick while a request
+// waits.
 func (lq *localQueue) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
@@ -170,41 +186,80 @@ func (lq *localQueue) dispatch() {
 			i++
 			continue
 		}
-		p.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
 		lq.removePinned(i)
-		p.got <- b
+		lq.grant(p, b)
 	}
-	for len(lq.waiters) > 0 {
-		head := lq.waiters[0]
-		if oldest, at := lq.cell.MinMark(); oldest < head.ticket {
-			lq.q.wake(at) // an older waiter in another worker goes first
+	for {
+		// The mark is recomputed, not taken as published: other workers
+		// may have charged the keys' counters since.
+		line, mark := lq.best()
+		lq.cell.SetMark(lq.q.col, mark)
+		if line == nil {
+			break
+		}
+		if least, at := lq.cell.MinMark(); least < mark {
+			lq.q.wake(at) // a waiter in another worker goes first
 			return
 		}
+		head := line.waiters[0]
 		b := lq.q.trySlot(head.cands)
 		if b == nil {
 			return
 		}
-		head.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
-		lq.remove(0)
-		head.got <- b
+		lq.remove(head)
+		lq.grant(head, b)
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
 		lq.q.wake(at)
 	}
 }
 
-// remove takes waiter i out (lq.mu held): its queue place is given back and
-// the mark follows the new head.
-func (lq *localQueue) remove(i int) {
-	copy(lq.waiters[i:], lq.waiters[i+1:])
-	lq.waiters[len(lq.waiters)-1] = nil
-	lq.waiters = lq.waiters[:len(lq.waiters)-1]
-	lq.cell.Release(lq.q.col)
-	if len(lq.waiters) == 0 {
-		lq.cell.SetMark(lq.q.col, shm.NoMark)
-	} else {
-		lq.cell.SetMark(lq.q.col, lq.waiters[0].ticket)
+// best returns the line whose head goes first here, and its mark (nil and
+// shm.NoMark when nobody waits).
+func (lq *localQueue) best() (*keyLine, int64) {
+	var line *keyLine
+	mark := int64(shm.NoMark)
+	for _, l := range lq.lines {
+		h := l.waiters[0]
+		if m := queueMark(h.key.priority, h.key.served(), h.ticket); m < mark {
+			line, mark = l, m
+		}
 	}
+	return line, mark
+}
+
+// grant hands slot b to waiter w, out of the queue already (lq.mu held):
+// its key is charged for its prompt now, so that the next pick, here or in
+// another worker, sees it served.
+func (lq *localQueue) grant(w *waiter, b *backendRoute) {
+	w.handoff = time.Duration(lq.q.region.Now() - atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)))
+	w.served = w.key.charge(w.tokens)
+	atomic.StoreInt64(lq.cell.Scalar(shm.QueueVirtualScalar), w.served)
+	w.got <- b
+}
+
+// remove takes waiter w out of its key's line (lq.mu held): its queue place
+// is given back, and its key's waiting count. The mark is the caller's to
+// update.
+func (lq *localQueue) remove(w *waiter) bool {
+	l := lq.lines[w.key.name]
+	if l == nil {
+		return false
+	}
+	i := slices.Index(l.waiters, w)
+	if i < 0 {
+		return false
+	}
+	l.waiters = slices.Delete(l.waiters, i, i+1)
+	if len(l.waiters) == 0 {
+		delete(lq.lines, w.key.name)
+	}
+	lq.waiting--
+	lq.cell.Release(lq.q.col)
+	if w.key.cell != nil {
+		w.key.cell.AddMarkCount(lq.q.col, -1)
+	}
+	return true
 }
 
 // removePinned takes pinned waiter i out (lq.mu held), giving back its
@@ -215,10 +270,12 @@ func (lq *localQueue) removePinned(i int) {
 	lq.cell.Release(lq.q.col)
 }
 
-// enqueue adds a waiter that already holds a queue place: in ticket order,
-// or with pinned among the pinned waiters.
-func (lq *localQueue) enqueue(cands []*backendRoute, pinned bool) *waiter {
-	w := &waiter{cands: cands, got: make(chan *backendRoute, 1)}
+// enqueue adds a waiter of key, charged tokens when served, that already
+// holds a queue place: in its key's line, or with pinned among the pinned
+// waiters. A key that had no request waiting anywhere starts at the
+// model's virtual time at least (see fairness.go).
+func (lq *localQueue) enqueue(key fairKey, tokens int64, cands []*backendRoute, pinned bool) *waiter {
+	w := &waiter{key: key, tokens: tokens, cands: cands, got: make(chan *backendRoute, 1)}
 	lq.mu.Lock()
 	if pinned {
 		lq.pinned = append(lq.pinned, w)
@@ -227,12 +284,23 @@ func (lq *localQueue) enqueue(cands []*backendRoute, pinned bool) *waiter {
 		lq.q.wake(lq.q.col)
 		return w
 	}
-	// The ticket is taken under the lock so local order is ticket order.
-	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
-	lq.waiters = append(lq.waiters, w)
-	if len(lq.waiters) == 1 {
-		lq.cell.SetMark(lq.q.col, w.ticket)
+	if !key.waitingAnywhere() {
+		key.lift(atomic.LoadInt64(lq.cell.Scalar(shm.QueueVirtualScalar)))
 	}
+	if key.cell != nil {
+		key.cell.AddMarkCount(lq.q.col, 1)
+	}
+	// The ticket is taken under the lock so a line's order is ticket order.
+	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
+	l := lq.lines[key.name]
+	if l == nil {
+		l = &keyLine{}
+		lq.lines[key.name] = l
+	}
+	l.waiters = append(l.waiters, w)
+	lq.waiting++
+	_, mark := lq.best()
+	lq.cell.SetMark(lq.q.col, mark)
 	lq.mu.Unlock()
 	lq.q.wake(lq.q.col) // a slot may have freed while the place was taken
 	return w
@@ -243,11 +311,10 @@ func (lq *localQueue) enqueue(cands []*backendRoute, pinned bool) *waiter {
 func (lq *localQueue) leave(w *waiter) *backendRoute {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
-	for i, x := range lq.waiters {
-		if x == w {
-			lq.remove(i)
-			return nil
-		}
+	if lq.remove(w) {
+		_, mark := lq.best()
+		lq.cell.SetMark(lq.q.col, mark)
+		return nil
 	}
 	for i, x := range lq.pinned {
 		if x == w {
@@ -299,20 +366,24 @@ func (q *queues) wakeOldest(qc *shm.Cell) {
 	}
 }
 
-// takeSlot returns a backend from cands whose slot this request now holds:
-// at once when nobody waits and one is free, else after waiting in the
-// model's queue. pinned: cands is the one backend the request needs (a
-// stored response's holder); it waits outside the arrival order (see
-// localQueue.pinned). Whoever gets a slot must give it back with
-// releaseSlot.
-func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool) (*backendRoute, *apiError) {
+// takeSlot returns a backend from cands whose slot this request of key
+// now holds: at once when nobody waits and one is free, else after waiting
+// in the model's queue, in the fair order between keys (fairness.go). The
+// key is charged tokens (its prompt's estimate) when the slot is taken.
+// pinned: cands is the one backend the request needs (a stored response's
+// holder); it waits outside the fair order (see localQueue.pinned).
+// Whoever gets a slot must give it back with releaseSlot.
+func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool, key fairKey, tokens int64) (*backendRoute, *apiError) {
 	lq := m.queue
+	rec.priority = key.priority
 	// Newcomers do not overtake: while anyone waits, they queue too. A
 	// pinned request tries its one backend at once all the same: a slot
 	// freed there goes to a waiter that can use it as soon as the
 	// dispatcher runs, so one still free is seldom anyone else's.
 	if pinned || lq.cell.Total() == 0 {
 		if b := g.queues.trySlot(cands); b != nil {
+			rec.served = key.charge(tokens)
+			atomic.StoreInt64(lq.cell.Scalar(shm.QueueVirtualScalar), rec.served)
 			return b, nil
 		}
 	}
@@ -322,7 +393,7 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 			retryAfter: "1", source: sourceGateway}
 	}
 	began := time.Now()
-	w := lq.enqueue(append([]*backendRoute(nil), cands...), pinned)
+	w := lq.enqueue(key, tokens, append([]*backendRoute(nil), cands...), pinned)
 	timer := time.NewTimer(m.queueTimeout)
 	defer timer.Stop()
 	var b *backendRoute
@@ -331,6 +402,7 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	case b = <-w.got:
 	case <-ctx.Done():
 		if b = lq.leave(w); b != nil {
+			key.refund(tokens) // served, but the client had gone
 			g.queues.releaseSlot(m, b)
 			b = nil
 		}
@@ -342,10 +414,15 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 			aerr.retryAfter = "1"
 		}
 	}
+	waited := time.Since(began)
 	rec.queued = true
-	rec.queueWait += time.Since(began)
+	rec.queueWait += waited
+	if key.cell != nil {
+		atomic.AddInt64(key.cell.Scalar(shm.KeyQueuedScalar), 1)
+		atomic.AddInt64(key.cell.Scalar(shm.KeyQueueWaitScalar), int64(waited))
+	}
 	if b != nil {
-		rec.handoff = w.handoff
+		rec.handoff, rec.served = w.handoff, w.served
 	}
 	return b, aerr
 }

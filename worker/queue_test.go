@@ -80,13 +80,18 @@ type taken struct {
 // take calls takeSlot in worker col and returns at once; the call's end
 // arrives on the channel, and leave makes its client go away.
 func (r *queueRig) take(col int) (c <-chan taken, leave context.CancelFunc) {
+	return r.takeAs(col, fairKey{}, 0)
+}
+
+// takeAs is take for a request of key, charged tokens at its slot.
+func (r *queueRig) takeAs(col int, key fairKey, tokens int64) (c <-chan taken, leave context.CancelFunc) {
 	out := make(chan taken, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.leaves = append(r.leaves, cancel)
 	r.running.Add(1)
 	go func() {
 		defer r.running.Done()
-		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, false)
+		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, false, key, tokens)
 		out <- taken{b, err}
 	}()
 	return out, cancel
@@ -139,7 +144,7 @@ func (r *queueRig) localWaiters(col int) int {
 	lq := r.model[col].queue
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
-	return len(lq.waiters)
+	return lq.waiting
 }
 
 // woken reports (and clears) whether worker col was told to dispatch: its
@@ -289,19 +294,19 @@ func TestPinnedWaiterDoesNotBlockTheQueue(t *testing.T) {
 	go g.queues.run(t.Context())
 
 	ctx := t.Context()
-	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, false); b != holder {
+	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, false, fairKey{}, 0); b != holder {
 		t.Fatalf("the holder's one slot was not given at once: %v", e)
 	}
 	pinned := make(chan *backendRoute, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, true)
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, true, fairKey{}, 0)
 		pinned <- b
 	}()
 	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
 	// Someone waits: a newcomer queues, and must be served by the free backend.
 	got := make(chan *backendRoute, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usageRecord{}, false)
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usageRecord{}, false, fairKey{}, 0)
 		got <- b
 	}()
 	select {

@@ -43,6 +43,7 @@ type keyRoute struct {
 	cell          *shm.Cell // limiter state and requests in flight, shared by all workers
 	rpm, tpm      int64     // 0: no limit
 	maxConcurrent int64     // 0: no limit
+	fair          fairKey   // its place in the queues: weight, priority, served counter
 }
 
 // modelRoute is one entry of models[].
@@ -104,6 +105,8 @@ type backendRoute struct {
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
 	carried      bool         // health state carried over from the table a reload replaced
+
+	meter atomic.Pointer[backendSeries] // its /metrics series, resolved on first use
 }
 
 // load is the backend's slots in use: this gateway's requests in flight
@@ -223,6 +226,10 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 	for _, k := range c.Keys {
 		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
 			rpm: k.RequestsPerMinute, tpm: k.TokensPerMinute, maxConcurrent: k.MaxConcurrent}
+		kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
+		if kr.fair.weight == 0 {
+			kr.fair.weight = config.DefaultKeyWeight
+		}
 		raw, _ := hex.DecodeString(k.SHA256) // validated by config
 		copy(kr.hash[:], raw)
 		for _, m := range k.Models {

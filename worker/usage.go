@@ -52,6 +52,8 @@ type usageRecord struct {
 	queued          bool          // waited in the model's queue for a slot
 	queueWait       time.Duration // time spent in the queue
 	handoff         time.Duration // from a slot's release to its hand-over to this request
+	priority        int           // the key's priority (tier in the queue)
+	served          int64         // the key's fair-queue counter when this request took its slot, in units
 }
 
 // failed records that the request ended with e.
@@ -296,6 +298,10 @@ func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte
 	b = appendInt(b, r.queueWait.Milliseconds())
 	b = append(b, `,"queue_handoff_us":`...)
 	b = appendInt(b, r.handoff.Microseconds())
+	b = append(b, `,"queue_priority":`...)
+	b = appendInt(b, int64(r.priority))
+	b = append(b, `,"queue_served_tokens":`...)
+	b = appendInt(b, servedTokens(r.served))
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
 	b = append(b, `","prefix_blocks":`...)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -76,6 +77,7 @@ type gateway struct {
 	// (sluice_worker_goroutines), published with the generation.
 	goroutines *shm.Cell
 	usage      *usageLog
+	meter      *requestMeter // /metrics counters and histograms; nil: none (unit tests)
 	log        *slog.Logger
 	maxBody    atomic.Int64
 	// client holds the client-side bounds: timeouts, worker_connections.
@@ -123,6 +125,7 @@ func Run(ctx context.Context, o Options) error {
 		region:   region,
 		col:      o.Column,
 		queues:   newQueues(o.Column, region, o.WakeWrite),
+		meter:    newRequestMeter(meter.NewRecorder(region, o.Column)),
 		log:      o.Log,
 		started:  time.Now(),
 		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
