@@ -86,6 +86,10 @@ func newTable(base, entries int) table {
 // words is the table's size in words.
 func (t table) words() int { return int(t.buckets) * bucketWords }
 
+// setTables places the tables after the cells, the recall table first.
+// A new table goes after them too: the meter, last, is found from the
+// region's end (setMeter), and older layouts are this one with parts left
+// out (see LayoutVersion).
 func (r *Region) setTables(recall, prefix int) {
 	r.recall = newTable(headerWords+r.cells*r.cw, recall) // a multiple of 8 words: 64-byte aligned
 	r.prefix = newTable(r.recall.base+r.recall.words(), prefix)
