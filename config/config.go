@@ -34,6 +34,12 @@ const (
 	DefaultLoadInterval    = 500 * time.Millisecond
 	DefaultKVSaturation    = 0.8
 	DefaultNomadScheme     = "http"
+	// The prefix index (see PrefixIndex): 2^16 (block, backend) pairs of
+	// 32 bytes (2 MiB of the shared region), blocks of 256 bytes (about 64
+	// tokens), at most 512 blocks (128 KiB of prompt) read per request.
+	DefaultPrefixEntries   = 1 << 16
+	DefaultPrefixBlock     = 256
+	DefaultPrefixMaxBlocks = 512
 
 	// The client-side bounds, nginx's defaults (see Config).
 	DefaultClientHeaderTimeout = 60 * time.Second
@@ -112,6 +118,9 @@ type Config struct {
 	// one per key, per model (its queue), per backend of a model and per
 	// provider key of a backend (api_keys_env).
 	ShmCells int `yaml:"shm_cells"`
+	// PrefixIndex sizes the shared prefix index that places affinity:
+	// prefix requests where their prompt's longest prefix was sent.
+	PrefixIndex PrefixIndex `yaml:"prefix_index"`
 	// Nomad is how sluice reaches Nomad, for models[].nomad and fleet.
 	Nomad NomadClient `yaml:"nomad"`
 	// Fleet makes key limits hold for all gateway replicas together.
@@ -305,6 +314,29 @@ type Timeouts struct {
 	FirstTokenDeadline Duration `yaml:"first_token_deadline"`
 }
 
+// PrefixIndex is the prefix index in the shared region: which backends
+// were recently sent which blocks of a prompt (README "Placement").
+type PrefixIndex struct {
+	// Entries is its capacity in (block, backend) pairs, 32 bytes each
+	// (default 65536, 2 MiB; 0: no index): best about the backends' KV
+	// caches together, in blocks. The region is sized once:
+	// a change takes a restart.
+	Entries *int `yaml:"entries"`
+	// Block is the block size in bytes of the prompt as sent (default 256).
+	Block int `yaml:"block"`
+	// MaxBlocks is the most blocks read of one request (default 512): the
+	// bound on the index's work for a large body.
+	MaxBlocks int `yaml:"max_blocks"`
+}
+
+// PrefixEntries is the prefix index's capacity (0: none).
+func (c *Config) PrefixEntries() int {
+	if c.PrefixIndex.Entries == nil {
+		return DefaultPrefixEntries
+	}
+	return *c.PrefixIndex.Entries
+}
+
 // Queue bounds the wait for a backend slot. One queue per model, shared by
 // all workers, served roughly in arrival order.
 type Queue struct {
@@ -459,14 +491,15 @@ func ProcessChanges(old, new *Config) []string {
 
 // RestartChanges lists the changed fields only a restart applies: admin
 // and admin_token_env (the admin listener is set up once), pid_file (how
-// `sluice reload` finds the running supervisor) and shm_cells (the size of
-// the shared region).
+// `sluice reload` finds the running supervisor) and shm_cells and
+// prefix_index.entries (the size of the shared region).
 func RestartChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "admin", old.Admin, new.Admin)
 	diff(&out, "admin_token_env", old.AdminTokenEnv, new.AdminTokenEnv)
 	diff(&out, "pid_file", old.PidFile, new.PidFile)
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
+	diff(&out, "prefix_index.entries", old.PrefixEntries(), new.PrefixEntries())
 	return out
 }
 
@@ -561,6 +594,16 @@ func (c *Config) applyDefaults() {
 	}
 	if c.ShmCells == 0 {
 		c.ShmCells = DefaultShmCells
+	}
+	if c.PrefixIndex.Entries == nil {
+		n := DefaultPrefixEntries
+		c.PrefixIndex.Entries = &n
+	}
+	if c.PrefixIndex.Block == 0 {
+		c.PrefixIndex.Block = DefaultPrefixBlock
+	}
+	if c.PrefixIndex.MaxBlocks == 0 {
+		c.PrefixIndex.MaxBlocks = DefaultPrefixMaxBlocks
 	}
 	for i := range c.Models {
 		m := &c.Models[i]

@@ -53,6 +53,9 @@ func TestParseValidAndDefaults(t *testing.T) {
 		t.Errorf("slots = %d", got)
 	}
 	m := c.Models[0]
+	if c.PrefixEntries() != 1<<16 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 512 {
+		t.Errorf("prefix_index defaults: %d entries, block %d, max_blocks %d", c.PrefixEntries(), c.PrefixIndex.Block, c.PrefixIndex.MaxBlocks)
+	}
 	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
 		t.Errorf("defaults: queue %d/%v default_max_tokens %d shm_cells %d", *m.Queue.Max, time.Duration(m.Queue.Timeout), m.DefaultMaxTokens, c.ShmCells)
 	}
@@ -106,6 +109,8 @@ func TestParseProblems(t *testing.T) {
 		{"body_memory zero", "workers: auto", "workers: auto\nbody_memory: 0", []string{"bad.yaml:4:", "not a size"}},
 		{"bad listen", "listen: 127.0.0.1:8080", "listen: nowhere", []string{"bad.yaml:1:", "listen"}},
 		{"timeout under 1ms", "workers: auto", "workers: auto\nclient_body_timeout: 500us", []string{"bad.yaml:4:", "client_body_timeout", "at least 1ms"}},
+		{"prefix block too small", "workers: auto", "workers: auto\nprefix_index:\n  block: 8", []string{"bad.yaml:5:", "prefix_index.block", "16 to 65536"}},
+		{"prefix entries negative", "workers: auto", "workers: auto\nprefix_index: {entries: -1, max_blocks: 0}", []string{"bad.yaml:4:", "prefix_index.entries", "0 (no index)"}},
 		{"negative worker_connections", "workers: auto", "workers: auto\nworker_connections: -1", []string{"bad.yaml:4:", "worker_connections", "at least 1"}},
 	}
 	for _, tc := range cases {
@@ -193,5 +198,28 @@ func TestAPIKeysEnv(t *testing.T) {
 	empty := strings.Replace(src, "SLUICE_CONFIG_TEST_K2", "SLUICE_CONFIG_TEST_EMPTY", 1)
 	if _, err := Parse("e.yaml", []byte(empty)); err == nil || !strings.Contains(err.Error(), "api_keys_env[1]: environment variable SLUICE_CONFIG_TEST_EMPTY is not set") {
 		t.Fatalf("a variable set to the empty string: %v", err)
+	}
+}
+
+// prefix_index: entries 0 turns the index off (not the default); a change
+// of entries takes a restart (it sizes the region), block and max_blocks
+// apply at a reload.
+func TestPrefixIndexConfig(t *testing.T) {
+	plain, err := Parse("p.yaml", []byte(validYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := Parse("o.yaml", []byte(validYAML+"prefix_index: {entries: 0, block: 512}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.PrefixEntries() != 0 || off.PrefixIndex.Block != 512 || off.PrefixIndex.MaxBlocks != DefaultPrefixMaxBlocks {
+		t.Fatalf("entries %d block %d max_blocks %d", off.PrefixEntries(), off.PrefixIndex.Block, off.PrefixIndex.MaxBlocks)
+	}
+	if ch := RestartChanges(plain, off); len(ch) != 1 || ch[0] != "prefix_index.entries changed from 65536 to 0" {
+		t.Fatalf("RestartChanges: %v", ch)
+	}
+	if (&Config{}).PrefixEntries() != DefaultPrefixEntries {
+		t.Fatal("a config built in code has no index")
 	}
 }

@@ -311,6 +311,15 @@ func (c *Config) validate() Problems {
 			add("body_temp_dir", "%s is not a directory", dir)
 		}
 	}
+	if n := c.PrefixEntries(); n < 0 || n > 1<<26 {
+		add("prefix_index.entries", "must be 0 (no index) to 67108864 (2 GiB), got %d", n)
+	}
+	if b := c.PrefixIndex.Block; b < 16 || b > 1<<16 {
+		add("prefix_index.block", "must be 16 to 65536 bytes, got %d", b)
+	}
+	if m := c.PrefixIndex.MaxBlocks; m < 1 || m > 1<<16 {
+		add("prefix_index.max_blocks", "must be 1 to 65536, got %d", m)
+	}
 	if c.ShmCells < 1 {
 		add("shm_cells", "must be at least 1, got %d", c.ShmCells)
 	} else if need := c.CellsNeeded(); need > c.ShmCells {

@@ -40,7 +40,8 @@ import (
 //	             shared counter to contend on)
 //	words 16-31  value, check: one pair per entry
 
-// RecallBucket is the number of entries of a recall table's bucket.
+// RecallBucket is the number of entries of a bucket (of the recall table,
+// and of the prefix index, which shares its layout and code: prefix.go).
 const RecallBucket = 8
 
 // RecallEntryBytes is the bytes one entry of the recall table takes.
@@ -60,29 +61,51 @@ const (
 	bucketWords = 4 * RecallBucket
 )
 
-// roundRecall rounds entries up to whole buckets.
-func roundRecall(entries int) int {
+// roundEntries rounds a table's entries up to whole buckets.
+func roundEntries(entries int) int {
 	return (entries + RecallBucket - 1) / RecallBucket * RecallBucket
 }
 
-func recallWords(entries int) int { return roundRecall(entries) / RecallBucket * bucketWords }
+// tableWords is the size in words of a table of entries.
+func tableWords(entries int) int { return roundEntries(entries) / RecallBucket * bucketWords }
 
-func (r *Region) setRecall(entries int) {
-	r.recallBase = headerWords + r.cells*r.cw // a multiple of 8 words: 64-byte aligned
-	r.recallBuckets = uint64(entries / RecallBucket)
+// table is one of the region's bounded tables (the recall table, the
+// prefix index): buckets of RecallBucket entries laid out as above, from
+// word base of the region. Its methods take the region's words, so one
+// piece of code serves every table and every mapping.
+type table struct {
+	base    int    // first word of the table, on a cache line
+	buckets uint64 // 0: the region has no such table
+}
+
+// newTable is the table of entries (a multiple of RecallBucket) from word base.
+func newTable(base, entries int) table {
+	return table{base: base, buckets: uint64(entries / RecallBucket)}
+}
+
+// words is the table's size in words.
+func (t table) words() int { return int(t.buckets) * bucketWords }
+
+// setTables places the tables after the cells, the recall table first.
+// A new table goes after them too: the meter, last, is found from the
+// region's end (setMeter), and older layouts are this one with parts left
+// out (see LayoutVersion).
+func (r *Region) setTables(recall, prefix int) {
+	r.recall = newTable(headerWords+r.cells*r.cw, recall) // a multiple of 8 words: 64-byte aligned
+	r.prefix = newTable(r.recall.base+r.recall.words(), prefix)
 }
 
 // RecallCapacity is the number of entries of the recall table; 0 when the
 // region has none (one made by a version-1 sluice, inherited in a binary
 // upgrade).
-func (r *Region) RecallCapacity() int { return int(r.recallBuckets) * RecallBucket }
+func (r *Region) RecallCapacity() int { return int(r.recall.buckets) * RecallBucket }
 
 // bucket is the first word of key's bucket. It takes the key's high bits
 // (key·buckets / 2^64), so any number of buckets spreads hashes evenly and
 // no division is needed.
-func (r *Region) bucket(key uint64) int {
-	hi, _ := bits.Mul64(key, r.recallBuckets)
-	return r.recallBase + int(hi)*bucketWords
+func (t table) bucket(key uint64) int {
+	hi, _ := bits.Mul64(key, t.buckets)
+	return t.base + int(hi)*bucketWords
 }
 
 // recallCheck is an entry's check word: a bijection of val for a given key
@@ -105,13 +128,19 @@ func fmix64(h uint64) uint64 {
 // there is one, else over an empty entry or the bucket's oldest. It never
 // waits; one that races another writer on the same entry may be lost (a
 // miss later). A region without a recall table ignores it.
-func (r *Region) Remember(key, val uint64) {
-	if key == 0 || val == 0 || r.recallBuckets == 0 {
+func (r *Region) Remember(key, val uint64) { r.recall.put(r.words, key, val) }
+
+// put is Remember on table t of the region's words w.
+func (t table) put(w []int64, key, val uint64) {
+	if key == 0 || val == 0 || t.buckets == 0 {
 		return
 	}
-	b := r.bucket(key)
-	keys := r.words[b+bKeys : b+bKeys+RecallBucket]
-	stamps := r.words[b+bStamps : b+bStamps+RecallBucket]
+	b := t.bucket(key)
+	keys := w[b+bKeys : b+bKeys+RecallBucket]
+	stamps := w[b+bStamps : b+bStamps+RecallBucket]
+	if t.refresh(w, b, key, val) {
+		return
+	}
 	at, victim, oldest, newest := -1, -1, int64(0), int64(0)
 	for i := range keys {
 		k, s := atomic.LoadInt64(&keys[i]), atomic.LoadInt64(&stamps[i])
@@ -140,10 +169,39 @@ func (r *Region) Remember(key, val uint64) {
 	p := b + bPairs + 2*at
 	// Value and check before the key: an entry taken from another key
 	// reads, meanwhile, as that key with words that do not agree (a miss).
-	atomic.StoreInt64(&r.words[p], int64(val))
-	atomic.StoreInt64(&r.words[p+1], int64(recallCheck(key, val)))
+	atomic.StoreInt64(&w[p], int64(val))
+	atomic.StoreInt64(&w[p+1], int64(recallCheck(key, val)))
 	atomic.StoreInt64(&stamps[at], newest+1)
 	atomic.StoreInt64(&keys[at], int64(key))
+}
+
+// refresh is put's fast path, for an entry already there with the same
+// value (the prefix index records a conversation's head with every
+// request): only its age changes, one store at most instead of four. It
+// reports whether it found the entry. Should another writer take the
+// entry meanwhile, that key's age is what moves — an LRU a little off,
+// never a wrong hit.
+func (t table) refresh(w []int64, b int, key, val uint64) bool {
+	keys := w[b+bKeys : b+bKeys+RecallBucket]
+	for i := range keys {
+		if atomic.LoadInt64(&keys[i]) != int64(key) {
+			continue
+		}
+		p := b + bPairs + 2*i
+		if uint64(atomic.LoadInt64(&w[p])) != val || uint64(atomic.LoadInt64(&w[p+1])) != recallCheck(key, val) {
+			return false
+		}
+		stamps := w[b+bStamps : b+bStamps+RecallBucket]
+		s, newest := atomic.LoadInt64(&stamps[i]), int64(0)
+		for j := range stamps {
+			newest = max(newest, atomic.LoadInt64(&stamps[j]))
+		}
+		if s != newest {
+			atomic.StoreInt64(&stamps[i], newest+1)
+		}
+		return true
+	}
+	return false
 }
 
 // Recall returns the value last remembered for key (one of them, when
@@ -151,19 +209,22 @@ func (r *Region) Remember(key, val uint64) {
 // false) may also mean that the entry was being written that instant, or
 // was torn by racing writers or one that died: a hit is never a value
 // remembered for another key.
-func (r *Region) Recall(key uint64) (val uint64, ok bool) {
-	if key == 0 || r.recallBuckets == 0 {
+func (r *Region) Recall(key uint64) (val uint64, ok bool) { return r.recall.get(r.words, key) }
+
+// get is Recall on table t of the region's words w.
+func (t table) get(w []int64, key uint64) (val uint64, ok bool) {
+	if key == 0 || t.buckets == 0 {
 		return 0, false
 	}
-	b := r.bucket(key)
-	keys := r.words[b+bKeys : b+bKeys+RecallBucket]
+	b := t.bucket(key)
+	keys := w[b+bKeys : b+bKeys+RecallBucket]
 	for i := range keys {
 		if atomic.LoadInt64(&keys[i]) != int64(key) {
 			continue
 		}
 		p := b + bPairs + 2*i
-		v := uint64(atomic.LoadInt64(&r.words[p]))
-		c := uint64(atomic.LoadInt64(&r.words[p+1]))
+		v := uint64(atomic.LoadInt64(&w[p]))
+		c := uint64(atomic.LoadInt64(&w[p+1]))
 		// Another key's pair, written here since the key was loaded, does
 		// not agree with this key (see recallCheck).
 		if v != 0 && c == recallCheck(key, v) {
@@ -174,12 +235,15 @@ func (r *Region) Recall(key uint64) (val uint64, ok bool) {
 }
 
 // Forget drops key (its response was deleted), so Recall misses it.
-func (r *Region) Forget(key uint64) {
-	if key == 0 || r.recallBuckets == 0 {
+func (r *Region) Forget(key uint64) { r.recall.drop(r.words, key) }
+
+// drop is Forget on table t of the region's words w.
+func (t table) drop(w []int64, key uint64) {
+	if key == 0 || t.buckets == 0 {
 		return
 	}
-	b := r.bucket(key)
-	keys := r.words[b+bKeys : b+bKeys+RecallBucket]
+	b := t.bucket(key)
+	keys := w[b+bKeys : b+bKeys+RecallBucket]
 	for i := range keys {
 		// A compare-and-swap: an entry another worker has just given to
 		// another key stays.

@@ -24,7 +24,7 @@ func validVal(key, v uint64) bool { return v&^0xf == (key*0x9e3779b97f4a7c15)&^0
 
 func recallRegion(t testing.TB, entries int) *Region {
 	t.Helper()
-	r, err := CreateWithRecall(16, 4, entries)
+	r, err := CreateWith(16, 4, Tables{Recall: entries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRecallZeroRefused(t *testing.T) {
 	wantRecall(t, r, 0, 0)
 	wantRecall(t, r, testKey(1), 0)
 	for i := 0; i < RecallBucket; i++ {
-		if k := r.words[r.recallBase+bKeys+i]; k != 0 {
+		if k := r.words[r.recall.base+bKeys+i]; k != 0 {
 			t.Fatalf("entry %d holds key %#x after zero writes", i, k)
 		}
 	}
@@ -112,7 +112,7 @@ func TestRecallCapacityBound(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		k := testKey(i)
 		r.Remember(k, testVal(k, 1))
-		b := r.bucket(k)
+		b := r.recall.bucket(k)
 		last[b] = append(last[b], k)
 	}
 	if len(last) != 8 {
@@ -146,7 +146,7 @@ func TestRecallCapacityBound(t *testing.T) {
 func TestRecallTornEntryMisses(t *testing.T) {
 	r := recallRegion(t, RecallBucket)
 	old, nu := testKey(1), testKey(2)
-	b := r.recallBase
+	b := r.recall.base
 	pair := b + bPairs // entry 0
 	for stores := 1; stores <= 3; stores++ {
 		r.Remember(old, testVal(old, 1))
@@ -358,17 +358,7 @@ func rememberForever(r *Region) int {
 // binary in a binary upgrade: the table is absent, Recall misses and
 // Remember and Forget do nothing.
 func TestOpenVersion1Region(t *testing.T) {
-	r, err := create(8, 2, 0, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	r.words[hVersion] = layoutNoRecall
-	r2, err := Open(r.File())
-	if err != nil {
-		t.Fatalf("Open of a version-1 region: %v", err)
-	}
-	defer r2.mem.Unmap() //nolint:errcheck
+	r, r2 := oldRegion(t, layoutNoRecall, Tables{})
 	if r2.RecallCapacity() != 0 {
 		t.Fatalf("a version-1 region has %d recall entries", r2.RecallCapacity())
 	}
@@ -383,20 +373,43 @@ func TestOpenVersion1Region(t *testing.T) {
 	}
 }
 
-// The table starts on a cache line after the cells, the meter follows it,
-// and the region's size counts both.
+// oldRegion makes a region with tables t, marks it as of layout version
+// v, and opens it again as a binary upgrade would: the region and the
+// second mapping (both undone when the test ends). Versions before the
+// meter have none.
+func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
+	t.Helper()
+	series, rows := DefaultMeterSeries, DefaultMeterRows
+	if v <= layoutNoMeter {
+		series, rows = 0, 0
+	}
+	r, err := create(8, 2, tables, series, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	r.words[hVersion] = v
+	if opened, err = Open(r.File()); err != nil {
+		t.Fatalf("Open of a version-%d region: %v", v, err)
+	}
+	t.Cleanup(func() { opened.mem.Unmap() }) //nolint:errcheck // the file is r's
+	return r, opened
+}
+
+// The table starts on a cache line after the cells, the meter follows it
+// (and the prefix index, here empty), and the region's size counts both.
 func TestRecallLayout(t *testing.T) {
 	r := recallRegion(t, 100)
 	if r.RecallCapacity() != 104 {
 		t.Fatalf("capacity %d, want 100 rounded up to 104", r.RecallCapacity())
 	}
-	if uintptr(unsafe.Pointer(&r.words[r.recallBase]))%64 != 0 {
+	if uintptr(unsafe.Pointer(&r.words[r.recall.base]))%64 != 0 {
 		t.Fatal("the recall table is not on a cache line")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, 104); got != want || r.recallBase+104*RecallEntryBytes/8 != r.meterBase {
-		t.Fatalf("region of %d bytes, Size says %d; table from word %d", got, want, r.recallBase)
+	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 104}); got != want || r.recall.base+104*RecallEntryBytes/8 != r.meterBase {
+		t.Fatalf("region of %d bytes, Size says %d; table from word %d", got, want, r.recall.base)
 	}
-	if d, _ := Create(1, 1); d.RecallCapacity() != DefaultRecallEntries || Size(1, 1, DefaultRecallEntries)-Size(1, 1, 0) != 2<<20 {
+	if d, _ := Create(1, 1); d.RecallCapacity() != DefaultRecallEntries || Size(1, 1, Tables{Recall: DefaultRecallEntries})-Size(1, 1, Tables{}) != 2<<20 {
 		t.Fatalf("default table: %d entries", d.RecallCapacity())
 	} else {
 		d.Close()

@@ -16,8 +16,10 @@
 // After the cells comes the recall table (recall.go): a bounded map of
 // 64-bit keys to 64-bit values that every worker writes and reads, for
 // state that belongs to no configuration (which backend holds a stored
-// response). Last comes the meter (meter.go): the counters and histograms
-// of /metrics, a column of rows per worker, never cleared.
+// response). After it, the prefix index (prefix.go), a second table of the
+// same kind: which backends were recently sent which prompt blocks. Last
+// comes the meter (meter.go): the counters and histograms of /metrics, a
+// column of rows per worker, never cleared.
 package shm
 
 import (
@@ -36,21 +38,21 @@ import (
 )
 
 // Magic marks a sluice region; LayoutVersion changes with any change of the
-// layout below, and a region of another version is refused — except
-// version 1, the layout before the recall table, which differs only by
-// having none (its header word hRecall is 0 and nothing follows the
-// cells): a binary upgrade from a version-1 sluice then keeps running on
-// the old region, the recall table reporting misses until a restart makes a
-// new one. (A version-1 binary refuses a version-2 region: downgrading
-// takes a restart.) Version 2, the layout before the meter, is taken the
-// same way: without a meter (its header words hMeterSeries and hMeterRows
-// are 0), so the counters of /metrics stay empty until a restart.
+// layout below, and a region of another version is refused — except the
+// versions before it, which are this layout with parts left out (their
+// header words 0, nothing in their place): version 3 has no prefix index
+// (hPrefix), version 2 no meter either (hMeterSeries, hMeterRows), version
+// 1 no recall table either (hRecall). A binary upgrade from an older sluice
+// then keeps running on the old region, the missing parts reporting misses
+// (and the counters of /metrics staying empty) until a restart makes a new
+// one. (An older binary refuses a newer region: downgrading takes a
+// restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 3
-	// layoutNoMeter is the version before the meter (meter.go): the same
-	// layout without one (its header words hMeterSeries and hMeterRows are
-	// 0 and nothing follows the recall table).
+	LayoutVersion = 4
+	// layoutNoPrefix is the version before the prefix index (prefix.go).
+	layoutNoPrefix = 3
+	// layoutNoMeter is the version before the meter (meter.go).
 	layoutNoMeter = 2
 	// layoutNoRecall is the version before the recall table.
 	layoutNoRecall = 1
@@ -69,6 +71,7 @@ const (
 	hUsed       // cells allocated
 	hColumnBase // first worker column of the supervisor that runs now
 	hRecall     // entries of the recall table after the cells; 0: none
+	hPrefix     // entries of the prefix index after the recall table; 0: none
 	headerWords = 16
 )
 
@@ -143,25 +146,35 @@ type Region struct {
 	cols  int
 	cw    int // words per cell
 
-	recallBase    int    // first word of the recall table
-	recallBuckets uint64 // 0: the region has no recall table
+	recall table // which backend holds a stored response (recall.go)
+	prefix table // which backends were sent which prompt blocks (prefix.go)
 
 	meterBase, meterRowBase int // first words of the meter's index and rows
 	meterSeries, meterRows  int // 0: the region has no meter
 }
 
+// Tables are the capacities, in entries, of a region's bounded tables,
+// each rounded up to a whole number of buckets (RecallBucket entries); 0
+// makes a region without that table, where it always misses.
+type Tables struct {
+	Recall int // the recall table (default DefaultRecallEntries)
+	Prefix int // the prefix index (default DefaultPrefixEntries)
+}
+
+// defaultTables are the tables of a region made by Create.
+var defaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEntries}
+
 // Size returns the bytes a region of the given capacity takes: header,
-// cells, a recall table of recallEntries entries (rounded up to whole
-// buckets, see CreateWithRecall) and a meter of DefaultMeterSeries series
-// and DefaultMeterRows rows.
-func Size(cells, columns, recallEntries int) int {
-	return baseSize(cells, columns, recallEntries) + meterWords(DefaultMeterSeries, DefaultMeterRows, columns)*8
+// cells, its tables (each rounded up to whole buckets, see CreateWith) and
+// a meter of DefaultMeterSeries series and DefaultMeterRows rows.
+func Size(cells, columns int, t Tables) int {
+	return baseSize(cells, columns, t) + meterWords(DefaultMeterSeries, DefaultMeterRows, columns)*8
 }
 
 // baseSize is Size without the meter: a region as a sluice before the
 // meter made it.
-func baseSize(cells, columns, recallEntries int) int {
-	return (headerWords + cells*cellWords(columns) + recallWords(recallEntries)) * 8
+func baseSize(cells, columns int, t Tables) int {
+	return (headerWords + cells*cellWords(columns) + tableWords(t.Recall) + tableWords(t.Prefix)) * 8
 }
 
 // cellWords is a cell's size in words, rounded up to a 64-byte line.
@@ -171,35 +184,36 @@ func cellWords(columns int) int {
 
 // Create makes a new region in an anonymous memory file (memfd: nothing is
 // left behind in /dev/shm when sluice dies) with room for cells named cells
-// and columns worker columns, and a recall table of DefaultRecallEntries
-// entries, and maps it.
+// and columns worker columns, tables of the default sizes
+// (DefaultRecallEntries, DefaultPrefixEntries) and the default meter, and
+// maps it.
 func Create(cells, columns int) (*Region, error) {
-	return CreateWithRecall(cells, columns, DefaultRecallEntries)
+	return CreateWith(cells, columns, defaultTables)
 }
 
-// CreateWithRecall is Create with a recall table of recallEntries entries,
-// rounded up to a whole number of buckets (RecallBucket entries each); 0
-// makes a region without one, where Recall always misses. The table takes
+// CreateWith is Create with tables of the given capacities, each rounded up
+// to a whole number of buckets (RecallBucket entries); 0 makes a region
+// without that table, where it always misses. A table takes
 // RecallEntryBytes an entry; its pages are touched only as entries are
 // written (an empty table is all zeros, which the memfd already is).
-func CreateWithRecall(cells, columns, recallEntries int) (*Region, error) {
-	return create(cells, columns, recallEntries, DefaultMeterSeries, DefaultMeterRows)
+func CreateWith(cells, columns int, t Tables) (*Region, error) {
+	return create(cells, columns, t, DefaultMeterSeries, DefaultMeterRows)
 }
 
 // create makes a region with the given capacities (meterSeries 0: without
 // a meter, as a version-2 sluice made them).
-func create(cells, columns, recallEntries, meterSeries, meterRows int) (*Region, error) {
-	if cells < 1 || columns < 1 || recallEntries < 0 || meterSeries < 0 || meterRows < 0 {
-		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall entries, a meter of %d series × %d rows is not a region",
-			cells, columns, recallEntries, meterSeries, meterRows)
+func create(cells, columns int, t Tables, meterSeries, meterRows int) (*Region, error) {
+	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || meterSeries < 0 || meterRows < 0 {
+		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries, a meter of %d series × %d rows is not a region",
+			cells, columns, t.Recall, t.Prefix, meterSeries, meterRows)
 	}
-	recallEntries = roundRecall(recallEntries)
+	t.Recall, t.Prefix = roundEntries(t.Recall), roundEntries(t.Prefix)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := baseSize(cells, columns, recallEntries) + meterWords(meterSeries, meterRows, columns)*8
+	size := baseSize(cells, columns, t) + meterWords(meterSeries, meterRows, columns)*8
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -212,10 +226,10 @@ func create(cells, columns, recallEntries, meterSeries, meterRows int) (*Region,
 	w := r.words
 	w[hVersion], w[hSize], w[hCells], w[hColumns], w[hCellWords] = LayoutVersion, int64(size), int64(cells), int64(columns), int64(cellWords(columns))
 	w[hEpoch] = time.Now().UnixNano()
-	w[hRecall] = int64(recallEntries)
+	w[hRecall], w[hPrefix] = int64(t.Recall), int64(t.Prefix)
 	w[hMeterSeries], w[hMeterRows] = int64(meterSeries), int64(meterRows)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
-	r.setRecall(recallEntries)
+	r.setTables(t.Recall, t.Prefix)
 	r.setMeter(meterSeries, meterRows)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
@@ -246,24 +260,50 @@ func Open(f *os.File) (*Region, error) {
 	case atomic.LoadInt64(&w[hMagic]) != Magic:
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region is not a sluice region (bad magic)")
-	case w[hVersion] != LayoutVersion && w[hVersion] != layoutNoMeter && (w[hVersion] != layoutNoRecall || w[hRecall] != 0):
+	case !knownVersion(w):
 		v := w[hVersion]
 		r.mem.Unmap() //nolint:errcheck
 		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
-		w[hRecall] < 0 || w[hRecall] > math.MaxInt32 || int(w[hRecall]) != roundRecall(int(w[hRecall])) ||
+		!tableWord(w[hRecall]) || !tableWord(w[hPrefix]) ||
 		w[hMeterSeries] < 0 || w[hMeterSeries] > math.MaxInt32 || w[hMeterRows] < 0 || w[hMeterRows] > math.MaxInt32 ||
-		(w[hVersion] != LayoutVersion && (w[hMeterSeries] != 0 || w[hMeterRows] != 0)) ||
-		baseSize(int(w[hCells]), int(w[hColumns]), int(w[hRecall]))+
+		baseSize(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])})+
 			meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))*8 != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
-	r.setRecall(int(w[hRecall]))
+	r.setTables(int(w[hRecall]), int(w[hPrefix]))
 	r.setMeter(int(w[hMeterSeries]), int(w[hMeterRows]))
 	return r, nil
+}
+
+// knownVersion reports whether header w is of a layout this binary reads:
+// this one, or an older one whose missing parts' words are 0 (header words
+// unused then were written as 0).
+func knownVersion(w []int64) bool {
+	noPrefix := w[hPrefix] == 0
+	noMeter := noPrefix && w[hMeterSeries] == 0 && w[hMeterRows] == 0
+	switch w[hVersion] {
+	case LayoutVersion:
+		return true
+	case layoutNoPrefix:
+		return noPrefix
+	case layoutNoMeter:
+		return noMeter
+	case layoutNoRecall:
+		return noMeter && w[hRecall] == 0
+	}
+	return false
+}
+
+// tableSize reports whether n entries is a table size this layout holds.
+func tableSize(n int) bool { return n >= 0 && n <= math.MaxInt32 }
+
+// tableWord reports whether v is a table's size as Create writes it.
+func tableWord(v int64) bool {
+	return v >= 0 && v <= math.MaxInt32 && int(v) == roundEntries(int(v))
 }
 
 func mapFile(f *os.File, size int) (*Region, error) {

@@ -23,7 +23,10 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 	region, inherited, err := s.o.Handover.Region(func() (*shm.Region, error) {
 		// A column per worker slot, and as many again for the workers of
 		// the next supervisor while these drain.
-		return shm.Create(cfg.ShmCells, (2*n+7)&^7)
+		// The prefix index is sized here, once (prefix_index.entries); an
+		// inherited region keeps its own, or none when an older sluice
+		// made it (the index then misses: placement by rendezvous alone).
+		return shm.CreateWith(cfg.ShmCells, (2*n+7)&^7, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries()})
 	})
 	if err != nil {
 		return nil, 0, 0, err

@@ -89,6 +89,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		x.charged += charge
 		release = func() { g.queues.releaseSlot(m, b) }
 	}
+	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
 	rec.backend = b.url
 	rec.attempts++
 	rec.tried = append(rec.tried, b.url)

@@ -32,7 +32,9 @@ import (
 //	7. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams that report usage only when asked, in
 //	             the bytes
-//	8. backend   rendezvous hashing on the affinity key, bounded by load
+//	8. backend   rendezvous hashing on the affinity key, or where the shared
+//	             prefix index says the prompt's longest prefix went, bounded
+//	             by load (each attempt records where the prompt went)
 //	9. slot      a free slot on the best candidate, else wait in the model's
 //	             queue (429 queue_full, 503 queue_timeout)
 //	10. upstream send over the keep-alive pool, headers filtered; retried on the
@@ -142,6 +144,9 @@ type exchange struct {
 	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
 	candidates []*backendRoute
 	stack      [16]*backendRoute // candidates' storage, for the usual few backends
+	// blocks are the prompt's block hashes for the prefix index (prefix.go),
+	// pooled; nil when the model does not use it. Released with the body.
+	blocks *[]uint64
 	// owners are the candidates' models, for a request that names no
 	// model (a stored response's id): each attempt runs under its
 	// backend's model. nil: every candidate is x.model's.
@@ -195,6 +200,7 @@ func (g *gateway) end(x *exchange) {
 	if x.slot != nil {
 		x.slot()
 	}
+	x.releaseBlocks()
 	if x.acancel != nil {
 		x.acancel(nil)
 	}
@@ -366,7 +372,21 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	m := x.model
 	akey, hasKey := m.affinityKey(x.payload, &x.scan)
 	x.rec.affinityKey = akey
-	x.candidates = m.candidates(akey, hasKey, x.stack[:0])
+	// Blocks are recorded for every request of a prefix model (the index
+	// then knows what each backend was sent), but a request with "user"
+	// is placed by its user alone.
+	x.blocks = m.prefixBlocks(x.payload, &x.scan)
+	var q *prefixQuery
+	if x.blocks != nil {
+		x.rec.prefixBlocks = len(*x.blocks)
+		if x.scan.User.Len() == 0 {
+			q = &prefixQuery{blocks: *x.blocks}
+		}
+	}
+	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])
+	if q != nil {
+		x.rec.prefixMatched = q.matched
+	}
 	if len(x.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
@@ -392,6 +412,7 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	// request body: let it go (for a stream, minutes before the end).
 	x.payload, x.pieces = nil, nil
 	x.held.release()
+	x.releaseBlocks()
 
 	rec.status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)

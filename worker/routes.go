@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -70,6 +71,14 @@ type modelRoute struct {
 	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
 	// nil: all.
 	endpoints map[string]bool
+
+	// The prefix index (affinity prefix, with a region that has one): a
+	// request's prompt in blocks of prefixBlock bytes, at most prefixMax
+	// of them, chained from prefixSeed (the upstream model's name);
+	// prefixMax 0: the model does not use the index.
+	prefixSeed  uint64
+	prefixBlock int
+	prefixMax   int
 }
 
 // backendRoute is one upstream server of a model.
@@ -233,6 +242,12 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 	}
 	for _, m := range c.Models {
 		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+		if m.Affinity == "prefix" && region.PrefixCapacity() > 0 {
+			// (The defaults again for a config built in code, not decoded.)
+			mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
+			mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
+			mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
+		}
 		if m.Retries != nil {
 			mr.retries = *m.Retries
 		}
@@ -391,11 +406,21 @@ func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool)
 	return affinity.KeyOf(body[head.Start:head.End], body[r.Conversation.Start:r.Conversation.End]), true
 }
 
+// prefixQuery is what candidates asks the prefix index, and its answer.
+type prefixQuery struct {
+	blocks []uint64 // the request's prompt blocks (affinity.AppendBlocks)
+	// matched is set by candidates: how many leading blocks the index
+	// held for the backend it put first (0 when it was not consulted).
+	matched int
+}
+
 // candidates returns the backends to try, in order, appended to dst: for a
 // request with an affinity key, its rendezvous ranking with the first
 // backend that keeps its keys (not saturated: see below) moved to the
-// front; without a key, round robin.
-func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []*backendRoute {
+// front — or, with q (nil: none) and the prefix index holding some of
+// q.blocks for a backend that may take the request, the one that holds the
+// most leading blocks; without a key, round robin.
+func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)
 	if n == 0 { // discovery found no instance (yet)
@@ -449,7 +474,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 	// share's bound only once it is busy — at half its slots or more. While
 	// every backend is nearly idle a key stays home, where its prefix is
 	// cached: the bound alone moved keys off at 4 in flight of 3×64 slots.
-	first := -1
+	first, keeper := -1, false
 	for k, i := range order {
 		b := m.backends[i]
 		if !b.healthy(now) {
@@ -459,12 +484,39 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, dst []*backendRoute) []
 			first = k
 		}
 		if !full[i] && (load[i] < limit || load[i] < busyAt(b.slots)) {
-			first = k
+			first, keeper = k, true
 			break
 		}
 	}
 	if first < 0 {
 		return dst
+	}
+	// The prefix index: the backend that was sent the longest run of
+	// this prompt's leading blocks goes first — its cache likely holds
+	// them — if it is the key's own (above) or takes the request within
+	// the even share's bound (not full, under limit). The bound is the
+	// even share's, not "busy": a prefix that every request shares (one
+	// app's system prompt, one RAG document) would otherwise pull all of
+	// them onto the first backend it was sent to while every backend is
+	// below half its slots; past the share a request goes to its key's
+	// backend, which is then recorded as holding the prefix too. Ties go
+	// to the earlier in the ranking, so a cold index (nothing matched
+	// anywhere), or a prefix every backend holds alike, leaves the
+	// rendezvous order, and every gateway replica, deciding.
+	if q != nil && len(q.blocks) > 0 && keeper {
+		region, home := m.queue.q.region, first
+		for k, i := range order {
+			b := m.backends[i]
+			if !b.healthy(now) || k != home && (full[i] || load[i] >= limit) {
+				continue
+			}
+			if n := region.PrefixMatch(b.urlHash, q.blocks); n > q.matched {
+				first, q.matched = k, n
+				if n == len(q.blocks) { // none can hold more
+					break
+				}
+			}
+		}
 	}
 	dst = append(dst, m.backends[order[first]])
 	for k, i := range order {

@@ -50,7 +50,7 @@ func TestAuthenticateAndAllow(t *testing.T) {
 	allUp(rt)
 	seen := map[string]int{}
 	for i := 0; i < 10; i++ {
-		seen[rt.models["b"].candidates(0, false, nil)[0].url]++
+		seen[rt.models["b"].candidates(0, false, nil, nil)[0].url]++
 	}
 	if seen["http://h:2"] != 5 || seen["http://h:3"] != 5 {
 		t.Errorf("round robin without an affinity key: %v", seen)
@@ -67,9 +67,9 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	rt := mustCompile(t, &config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	m := rt.models["m"]
 	allUp(rt)
-	home := m.candidates(42, true, nil)[0]
+	home := m.candidates(42, true, nil, nil)[0]
 	for i := 0; i < 5; i++ {
-		if b := m.candidates(42, true, nil)[0]; b != home {
+		if b := m.candidates(42, true, nil, nil)[0]; b != home {
 			t.Fatalf("same key went to %s, then %s", home.url, b.url)
 		}
 	}
@@ -77,16 +77,16 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 	// model-wide is past the even share's bound, ceil(1.25 × 4 / 4) = 2,
 	// but the backend is not busy: the key stays where its prefix is.
 	home.cell.Add(0, 3)
-	if b := m.candidates(42, true, nil)[0]; b != home {
+	if b := m.candidates(42, true, nil, nil)[0]; b != home {
 		t.Fatal("a key left a backend at 3 of 8 slots while the others were idle")
 	}
 	// At half its slots (4 of 8) it is busy, and past the bound: the key spills.
 	home.cell.Add(0, 1)
-	if b := m.candidates(42, true, nil)[0]; b == home {
+	if b := m.candidates(42, true, nil, nil)[0]; b == home {
 		t.Fatal("a busy backend past the bound kept taking its key")
 	}
 	home.cell.Add(0, -4)
-	if b := m.candidates(42, true, nil)[0]; b != home {
+	if b := m.candidates(42, true, nil, nil)[0]; b != home {
 		t.Fatal("key did not come home once the load fell")
 	}
 	// With the others as busy (4 each: the bound is ceil(1.25 × 17 / 4) = 6),
@@ -97,11 +97,11 @@ func TestAffinityBoundedByLoad(t *testing.T) {
 		}
 	}
 	home.cell.Add(0, 5)
-	if b := m.candidates(42, true, nil)[0]; b != home {
+	if b := m.candidates(42, true, nil, nil)[0]; b != home {
 		t.Fatal("a key left its backend within the even share's bound")
 	}
 	home.cell.Add(0, 3)
-	if b := m.candidates(42, true, nil)[0]; b == home {
+	if b := m.candidates(42, true, nil, nil)[0]; b == home {
 		t.Fatal("a full backend kept taking its key")
 	}
 }
@@ -168,24 +168,24 @@ func TestCandidatesSkipUnhealthy(t *testing.T) {
 	rt := mustCompile(t, &config.Config{Models: []config.Model{{Name: "m", Affinity: "prefix", AffinityLoadCap: 1.25, Backends: backends}}})
 	allUp(rt)
 	m := rt.models["m"]
-	home := m.candidates(7, true, nil)[0]
+	home := m.candidates(7, true, nil, nil)[0]
 	home.up.Store(false)
-	if c := m.candidates(7, true, nil); len(c) != 2 || c[0] == home {
+	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("unhealthy home still a candidate: %v", c)
 	}
 	home.up.Store(true)
 	home.eject(time.Now())
-	if c := m.candidates(7, true, nil); len(c) != 2 || c[0] == home {
+	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("ejected home still a candidate")
 	}
 	home.ejectedUntil.Store(0)
-	if m.candidates(7, true, nil)[0] != home {
+	if m.candidates(7, true, nil, nil)[0] != home {
 		t.Fatal("home not back")
 	}
 	for _, b := range m.backends {
 		b.up.Store(false)
 	}
-	if c := m.candidates(7, true, nil); len(c) != 0 {
+	if c := m.candidates(7, true, nil, nil); len(c) != 0 {
 		t.Fatalf("candidates with every backend down: %d", len(c))
 	}
 }

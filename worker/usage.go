@@ -36,6 +36,8 @@ type usageRecord struct {
 	ttft            time.Duration // to the first content event (streams)
 	events          int64         // stream events from the backend
 	affinityKey     uint64        // XXH3 of the affinity key, 0 without one
+	prefixBlocks    int           // the prompt's blocks for the prefix index, 0 without
+	prefixMatched   int           // of them, the leading blocks the index held for the first candidate
 	upstreamModel   string        // the model name sent upstream
 	userRaw         string        // the request's "user", as its raw JSON string literal
 	userAgent       string
@@ -303,7 +305,10 @@ func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte
 	b = appendInt(b, servedTokens(r.served))
 	b = append(b, `,"affinity_key":"`...)
 	b = strconv.AppendUint(b, r.affinityKey, 16)
-	b = append(b, '"')
+	b = append(b, `","prefix_blocks":`...)
+	b = appendInt(b, int64(r.prefixBlocks))
+	b = append(b, `,"prefix_matched":`...)
+	b = appendInt(b, int64(r.prefixMatched))
 	return append(b, "}\n"...)
 }
 

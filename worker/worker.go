@@ -314,7 +314,7 @@ const gracefulForever = 100 * 365 * 24 * time.Hour
 // privateRegion is a region of this process alone, for a worker run
 // without a supervisor (tests).
 func privateRegion(cfg *config.Config) (*shm.Region, error) {
-	r, err := shm.Create(max(cfg.ShmCells, cfg.CellsNeeded()), 1)
+	r, err := shm.CreateWith(max(cfg.ShmCells, cfg.CellsNeeded()), 1, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries()})
 	if err != nil {
 		return nil, err
 	}

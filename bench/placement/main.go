@@ -3,7 +3,8 @@
 // backends that simulate automatic prefix caching (tests/fakevllm,
 // Options.PrefixCache) by round robin, by users hashed onto backends (both
 // client side), and through sluice (2 workers, affinity: prefix, 64 slots a
-// backend). It reports each run's block hit rate (hits/queries over all
+// backend). W3 (RAG: shared documents, each request with a question of
+// its own) measures the shared prefix index. It reports each run's block hit rate (hits/queries over all
 // backends, in tokens as vLLM counts them), requests per backend and the
 // time-averaged in-flight per backend (max over mean), and the peak
 // in-flight on any backend. docs/placement.md explains the workloads and
@@ -31,15 +32,21 @@ var (
 	seed       = flag.Uint64("seed", 20, "workload seed")
 	concs      = flag.String("conc", "8,48,256", "client concurrency levels (requests in flight)")
 	placements = flag.String("placements", "rr,hash,sluice,sluice-user", "placements: rr, hash, sluice, sluice-user (sluice with the request's user set)")
-	workloads  = flag.String("workloads", "W1,W2", "workloads")
+	workloads  = flag.String("workloads", "W1,W2,W3", "workloads")
 	n1         = flag.Int("w1-requests", 2400, "W1 requests")
 	u1         = flag.Int("w1-users", 300, "W1 users")
 	n2         = flag.Int("w2-requests", 2400, "W2 requests")
 	u2         = flag.Int("w2-users", 600, "W2 users")
+	n3         = flag.Int("w3-requests", 2400, "W3 requests")
+	u3         = flag.Int("w3-users", 400, "W3 users")
+	d3         = flag.Int("w3-docs", 12, "W3 shared documents")
 	cacheFrac  = flag.Float64("cache-frac", 1.0/3, "each backend's cache, as a fraction of the workload's distinct reusable prefix blocks")
 	msPerToken = flag.Int("ms-per-token", 2, "the fake answers after this many ms per answer token")
 	slots      = flag.Int("slots", 64, "sluice's slots per backend")
 	sluiceBin  = flag.String("sluice", "", "a built sluice binary (default: build ./cmd/sluice)")
+	// The prefix index of sluice (prefix_index).
+	prefixEntries = flag.Int("prefix-entries", -1, "sluice's prefix_index.entries (0: no index; -1: sized to the simulated caches, the backends' blocks together)")
+	prefixBlock   = flag.Int("prefix-block", 256, "sluice's prefix_index.block in bytes")
 )
 
 func main() {
@@ -56,6 +63,8 @@ func main() {
 			ws = append(ws, w1(*seed, *u1, *n1, 1.0))
 		case "W2":
 			ws = append(ws, w2(*seed, *u2, *n2, 1.0, 20))
+		case "W3":
+			ws = append(ws, w3(*seed, *u3, *n3, *d3, 1.0, 20))
 		default:
 			log.Fatalf("unknown workload %q", name)
 		}
@@ -114,7 +123,11 @@ func report(ws []*workload, rs []result, took time.Duration) string {
 		fmt.Fprintf(&b, "- %s: %s; %d requests; cache %d blocks a backend (%.2f of %d distinct reusable prefix blocks)\n",
 			w.name, w.title, len(w.reqs), int(float64(w.prefixBlks)**cacheFrac+0.5), *cacheFrac, w.prefixBlks)
 	}
-	fmt.Fprintf(&b, "- answers after %d ms per answer token (8-40 tokens); sluice: 2 workers, affinity: prefix, %d slots a backend\n\n", *msPerToken, *slots)
+	fmt.Fprintf(&b, "- answers after %d ms per answer token (8-40 tokens); sluice: 2 workers, affinity: prefix, %d slots a backend\n", *msPerToken, *slots)
+	for _, w := range ws {
+		fmt.Fprintf(&b, "- %s: sluice's prefix_index: %d entries, blocks of %d bytes\n", w.name, indexEntries(int(float64(w.prefixBlks)**cacheFrac+0.5)), *prefixBlock)
+	}
+	b.WriteString("\n")
 	b.WriteString("| workload | in flight | placement | hit rate | hit past system | requests max/mean | in-flight max/mean | peak in-flight | mean in-flight | errors | s |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {

@@ -94,7 +94,7 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 		}
 	case "sluice", "sluice-user":
 		user = placement == "sluice-user"
-		g := startSluice(bin, bes[:])
+		g := startSluice(bin, bes[:], blocks)
 		defer g.stop()
 		target = func(int, *request) string { return g.url }
 	default:
@@ -286,7 +286,23 @@ func freeAddr() string {
 	return ln.Addr().String()
 }
 
-func startSluice(bin string, bes []*fakevllm.Server) *gateway {
+// prefixIndex is the prefix_index section of sluice's configuration:
+// -prefix-block, and -prefix-entries, or (-1) entries sized to the
+// simulated caches as the README advises — the backends' cache blocks
+// together, in sluice's blocks (cacheBlocks a backend of blockBytes each).
+func prefixIndex(cacheBlocks int) string {
+	return fmt.Sprintf("prefix_index:\n  entries: %d\n  block: %d", indexEntries(cacheBlocks), *prefixBlock)
+}
+
+// indexEntries is the prefix index's size for caches of cacheBlocks a backend.
+func indexEntries(cacheBlocks int) int {
+	if *prefixEntries >= 0 {
+		return *prefixEntries
+	}
+	return (nBackends*cacheBlocks*blockBytes + *prefixBlock - 1) / *prefixBlock
+}
+
+func startSluice(bin string, bes []*fakevllm.Server, cacheBlocks int) *gateway {
 	dir, err := os.MkdirTemp("", "placement-sluice")
 	if err != nil {
 		log.Fatal(err)
@@ -302,6 +318,7 @@ admin: %s
 workers: 2
 shutdown_timeout: 2s
 usage_log: off
+%s
 keys:
   - name: bench
     sha256: %s
@@ -312,7 +329,7 @@ models:
     health:
       interval: 1s
     backends:
-%s`, listen, admin, hex.EncodeToString(sum[:]), modelName, backends.String())
+%s`, listen, admin, prefixIndex(cacheBlocks), hex.EncodeToString(sum[:]), modelName, backends.String())
 	path := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		log.Fatal(err)

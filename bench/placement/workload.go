@@ -230,3 +230,75 @@ func w2(seed uint64, users, n int, s, q float64) *workload {
 	}
 	return w
 }
+
+// w3: RAG. A few long shared documents (8-30 KB each, drawn by a Zipf
+// popularity) sent by many users, each request a document as the system
+// message then the user's own question (~100-300 B), so every
+// conversation has a key of its own while most of its bytes are a
+// document other users send too. A user's next request continues its
+// conversation (the answer and a follow-up question) with probability
+// 0.4, up to 3 turns, else starts a new one on a document drawn afresh.
+// Users are drawn Zipf–Mandelbrot as in W2 (a user's turns are serial).
+func w3(seed uint64, users, n, docs int, s, q float64) *workload {
+	r := rand.New(rand.NewPCG(seed, 3))
+	z := newZipf(users, s, q)
+	dz := newZipf(docs, 1, 0)
+	type conv struct {
+		msgs  []message
+		turns int
+		last  int
+	}
+	doc := make([]message, docs)
+	docBlks := make([]int, docs)
+	for d := range doc {
+		size := 8<<10 + r.IntN(22<<10)
+		doc[d] = message{"system", fmt.Sprintf("Answer from this document (%d). ", d) + text(r, size)}
+		docBlks[d] = canonLen([]message{doc[d]}) / blockBytes
+	}
+	w := &workload{name: "W3", users: users,
+		title: fmt.Sprintf("RAG: %d users (Zipf–Mandelbrot s=%.1f q=%.0f) over %d shared documents of 8-30 KB (Zipf popularity, top %.0f%%), each request a document then the user's own question; 40%% continue their conversation (up to 3 turns)", users, s, q, docs, 100*dz.top())}
+	convs := make([]*conv, users)
+	tails := 0 // blocks past the document of every conversation, at its end
+	convN := 0
+	convDoc := make([]int, users)
+	lastBlks := make([]int, users)
+	for range n {
+		u := z.draw(r)
+		c := convs[u]
+		after := -1
+		if c != nil {
+			after = c.last
+		}
+		if c == nil || c.turns == 3 || r.Float64() >= 0.4 {
+			if c != nil {
+				tails += lastBlks[u] - docBlks[convDoc[u]]
+			}
+			d := dz.draw(r)
+			convDoc[u] = d
+			c = &conv{msgs: []message{doc[d]}}
+			convs[u] = c
+			convN++
+		}
+		c.msgs = append(c.msgs, message{"user", fmt.Sprintf("(user %d) %s?", u, text(r, 100+r.IntN(200)))})
+		tokens := answerTokens(r)
+		ans := answerText(tokens)
+		msgs := append([]message(nil), c.msgs...)
+		c.msgs = append(c.msgs, message{"assistant", ans})
+		c.turns++
+		c.last = len(w.reqs)
+		lastBlks[u] = blocksOf(msgs, ans)
+		w.reqs = append(w.reqs, request{user: u, body: marshal(msgs, tokens), tokens: tokens, answer: ans, after: after})
+	}
+	for u, c := range convs {
+		if c != nil {
+			tails += lastBlks[u] - docBlks[convDoc[u]]
+		}
+	}
+	// Reusable prefix blocks: the documents, and each conversation's own
+	// tail (reused only by its later turns) over an average conversation.
+	for _, b := range docBlks {
+		w.prefixBlks += b
+	}
+	w.prefixBlks += tails / max(convN, 1) * min(users, convN)
+	return w
+}

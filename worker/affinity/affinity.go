@@ -2,7 +2,9 @@
 // (highest-random-weight) hashing, so the same affinity key — a user, or
 // the head of a conversation — lands on the same backend from
 // every worker and every gateway replica, keeping vLLM's prefix cache warm,
-// and a backend joining or leaving moves only its own share of keys.
+// and a backend joining or leaving moves only its own share of keys. It
+// also cuts a prompt into chained block hashes for the prefix index
+// (blocks.go), which places a request where its longest prefix was sent.
 //
 // Hand-written (~40 lines) rather than a library: the known Go HRW/maglev
 // packages allocate per request or misbehave with dead backends (see

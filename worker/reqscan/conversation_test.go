@@ -60,14 +60,21 @@ func TestConversationSpan(t *testing.T) {
 		{"none", `{"model":"m"}`, ChatFields, ``},
 	}
 	for _, tc := range cases {
-		r, err := ScanWith([]byte(tc.body), tc.set)
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		if got := tc.body[r.Conversation.Start:r.Conversation.End]; got != tc.want {
-			t.Errorf("%s: Conversation = %q, want %q", tc.name, got, tc.want)
-		}
+		checkSpan(t, "Conversation", tc.name, tc.body, tc.set, tc.want, func(r *Request) Span { return r.Conversation })
+	}
+}
+
+// checkSpan scans body with set and checks the bytes of the span that
+// field returns.
+func checkSpan(t *testing.T, what, name, body string, set Fields, want string, field func(*Request) Span) {
+	t.Helper()
+	r, err := ScanWith([]byte(body), set)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if sp := field(&r); body[sp.Start:sp.End] != want {
+		t.Errorf("%s: %s = %q, want %q", name, what, body[sp.Start:sp.End], want)
 	}
 }
 
@@ -87,5 +94,33 @@ func TestConversationRoleNotRefused(t *testing.T) {
 	r, err := Scan([]byte(`{"model":"m","messages":[{"role":"system","content":"abc"},{"role":"user","content":"de"}]}`))
 	if err != nil || r.Messages != 2 || r.PromptBytes != 9 || r.FirstContent.Len() != 5 {
 		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// Prompt is the whole prompt-bearing member: messages (winning over a
+// prompt or input before or after them), else the first prompt or input
+// that is a string or an array.
+func TestPromptSpan(t *testing.T) {
+	cases := []struct {
+		name, body string
+		set        Fields
+		want       string
+	}{
+		{"chat", `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"stream":true}`,
+			ChatFields, `[{"role":"system","content":"S"},{"role":"user","content":"U"}]`},
+		{"messages after a prompt", `{"prompt":"P","model":"m","messages":[ {"role":"user"} ]}`, ChatFields, `[ {"role":"user"} ]`},
+		{"a prompt after messages", `{"messages":[],"prompt":"P","model":"m"}`, ChatFields, `[]`},
+		{"completion", `{"model":"m","prompt":"P Q"}`, ChatFields, `"P Q"`},
+		{"token ids", `{"model":"m","prompt":[1,2]}`, ChatFields, `[1,2]`},
+		{"null prompt, then input", `{"model":"m","prompt":null,"input":["a"]}`, ChatFields, `["a"]`},
+		{"embedding", `{"model":"m","input":"E"}`, ChatFields, `"E"`},
+		{"responses", `{"model":"m","instructions":"I","input":[{"role":"user","content":"U"}]}`, ResponsesFields, `[{"role":"user","content":"U"}]`},
+		{"messages api", `{"model":"m","system":"S","messages":[{"role":"user","content":"U"}],"max_tokens":3}`, MessagesFields, `[{"role":"user","content":"U"}]`},
+		{"messages null", `{"model":"m","messages":null}`, ChatFields, ``},
+		{"rerank has none", `{"model":"m","query":"Q","documents":["a"]}`, PoolingFields, ``},
+		{"unread member", `{"model":"m","prompt":"P"}`, MessagesFields, ``},
+	}
+	for _, tc := range cases {
+		checkSpan(t, "Prompt", tc.name, tc.body, tc.set, tc.want, func(r *Request) Span { return r.Prompt })
 	}
 }

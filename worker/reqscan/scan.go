@@ -53,10 +53,16 @@ type Request struct {
 	// only: a role written with escapes, duplicated or not a string is not
 	// refused, it only ends the conversation elsewhere.
 	Conversation Span
-	Messages     int // number of messages
-	PromptBytes  int // bytes of every prompt-bearing member (for messages, of each message's content)
-	MaxTokens    int64
-	ObjectEnd    int // offset of the top-level object's closing '}'
+	// Prompt is the raw value of the member that holds the prompt as the
+	// model sees it, whole: "messages" (an array), else the first "prompt"
+	// or "input" (a string or an array); else zero. With Instructions or
+	// System before it, it is what the prefix index cuts into blocks
+	// (placement only: a conversation's later turns resend its bytes).
+	Prompt      Span
+	Messages    int // number of messages
+	PromptBytes int // bytes of every prompt-bearing member (for messages, of each message's content)
+	MaxTokens   int64
+	ObjectEnd   int // offset of the top-level object's closing '}'
 
 	// Responses API (ResponsesFields).
 
@@ -588,6 +594,10 @@ func (s *scanner) member(f field, v Span) {
 		if n := s.count(f, v); n > r.MaxTokens {
 			r.MaxTokens = n
 		}
+	case fMessages:
+		if s.b[v.Start] == '[' { // messages win over a prompt or input before them
+			r.Prompt = v
+		}
 	case fContent:
 		if r.Messages == 0 && r.FirstContent.Len() == 0 {
 			r.FirstContent = v
@@ -627,6 +637,9 @@ func (s *scanner) member(f field, v Span) {
 		}
 		if (f == fPrompt || f == fInput) && s.b[v.Start] == '"' && r.Conversation.Len() == 0 {
 			r.Conversation = capped(v)
+		}
+		if c := s.b[v.Start]; (f == fPrompt || f == fInput) && (c == '"' || c == '[') && r.Prompt.Len() == 0 {
+			r.Prompt = v
 		}
 		r.PromptBytes += v.Len()
 	}

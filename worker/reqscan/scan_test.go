@@ -101,6 +101,9 @@ func FuzzScan(f *testing.F) {
 		if msgs, ok := doc["messages"].([]any); ok && r.Messages != len(msgs) && strings.Count(string(body), `"messages"`) == 1 {
 			t.Fatalf("messages %d, want %d", r.Messages, len(msgs))
 		}
+		if p := r.Prompt; p.Len() > 0 && !json.Valid(body[p.Start:p.End]) {
+			t.Fatalf("Prompt %q is not one JSON value", body[p.Start:p.End])
+		}
 		out := InjectIncludeUsage(body, &r)
 		var after map[string]any
 		if err := json.Unmarshal(out, &after); err != nil {
