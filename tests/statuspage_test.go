@@ -340,7 +340,7 @@ func runChromium(t *testing.T, chromium, url string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	args = append([]string{"--headless=new", "--disable-gpu", "--no-sandbox", "--no-first-run",
+	args = append([]string{"--headless=new", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage", "--no-first-run",
 		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=2500"}, args...)
 	cmd := exec.CommandContext(ctx, chromium, append(args, url)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
