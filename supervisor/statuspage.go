@@ -193,7 +193,7 @@ func loginPage(w http.ResponseWriter, code int, msg string) {
 // nowhere else.
 func renderPage(w http.ResponseWriter, code int, d pageData) {
 	var nonce [16]byte
-	rand.Read(nonce[:]) //nolint:errcheck // never fails (crypto/rand)
+	rand.Read(nonce[:])                                      //nolint:errcheck // never fails (crypto/rand)
 	d.Nonce = base64.RawURLEncoding.EncodeToString(nonce[:]) // no character html/template would escape
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
