@@ -164,6 +164,7 @@ func (s *supervisor) liveStatus() LiveStatus {
 	st.WorkerRestarts = counterValue(s.metrics.restarts)
 
 	r := s.region
+	st.Workers = make([]WorkerStatus, 0, len(s.slots))
 	goroutines := r.Lookup(shm.WorkerGoroutinesCell)
 	for _, sl := range s.slots {
 		w := WorkerStatus{Slot: sl.n, Ready: sl.ready.Load(), Restarts: sl.restarts.Load()}
