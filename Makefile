@@ -4,7 +4,7 @@ BIN     ?= bin/sluice
 # stdjson,gjson: hertz without bytedance/sonic (smaller binary, ~5 MB less RSS per worker).
 TAGS    ?= stdjson,gjson
 
-.PHONY: build run test fuzz vet bench profile clean
+.PHONY: build run test fuzz vet bench profile status-screenshot clean
 
 # Static, without cgo: nothing in sluice needs libc, and each of its processes
 # then maps no libc or dynamic loader (-2.5 MB idle RSS for supervisor + one
@@ -37,6 +37,12 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzInspectAs$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
+
+# The README's screenshot of the status page (docs/img/status-page.png), taken
+# by its browser test in headless Chromium (apt-get install chromium).
+status-screenshot:
+	SLUICE_STATUS_SCREENSHOT=$(CURDIR)/docs/img/status-page.png SLUICE_TEST_TAGS=$(TAGS) \
+		$(GO) test -tags $(TAGS) -count=1 -run '^TestStatusPageInChromium$$' ./tests/
 
 # The benchmark rig (bench/): sluice against plain nginx and nginx+Lua, each
 # pinned to CPU 0, driver and fake backend on CPU 1. Installs nginx and its

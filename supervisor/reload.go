@@ -40,7 +40,7 @@ func (s *supervisor) reload() error {
 	defer notify("READY=1")
 	err := s.applyFile()
 	s.cfgMu.Lock()
-	s.lastReloadErr = ""
+	s.lastReloadErr, s.lastReloadAt = "", time.Now()
 	if err != nil {
 		s.lastReloadErr = err.Error()
 	}

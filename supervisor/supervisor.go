@@ -59,8 +59,11 @@ type slot struct {
 	socket *os.File
 	wake   wakePipe
 	ready  atomic.Bool
-	mu     sync.Mutex
-	proc   *os.Process // nil while no worker runs
+	// restarts counts the slot's workers that exited unexpectedly (the
+	// status page's per-slot figure; sluice_worker_restarts_total sums them).
+	restarts atomic.Int64
+	mu       sync.Mutex
+	proc     *os.Process // nil while no worker runs
 
 	control  *os.File // the worker's control socket (reloads); nil while no worker runs
 	controlR *bufio.Reader
@@ -98,6 +101,7 @@ type supervisor struct {
 	retired       *hotreload.Retired // cells of names reloads removed, until freed
 	reloads       atomic.Int64
 	lastReloadErr string
+	lastReloadAt  time.Time // when the last reload ended (zero: none yet), for the status page
 
 	upgrades       atomic.Int64
 	lastUpgradeErr string
@@ -302,6 +306,7 @@ func (s *supervisor) runSlot(sl *slot) {
 				backoff = minBackoff
 			}
 			s.metrics.restarts.Inc()
+			sl.restarts.Add(1)
 			s.log.Error("worker exited unexpectedly; restarting", "slot", sl.n, "pid", cmd.Process.Pid,
 				"status", exitReason(err), "uptime", time.Since(began).Round(time.Millisecond).String(),
 				"restart_in", backoff.String())
@@ -484,6 +489,7 @@ func (s *supervisor) startAdmin(addr, token string) (*http.Server, string, error
 	})
 	mux.Handle("GET /metrics", requireToken(token, s.metrics.handler()))
 	mux.Handle("GET /status", requireToken(token, http.HandlerFunc(s.status)))
+	s.routeStatusPage(mux, token)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ready := 0
 		for _, sl := range s.slots {
