@@ -371,11 +371,11 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 
 // soakTraffic runs moderate traffic until stop: a loop of streams of model
 // "m" and two loops of small whole answers of "m-alias", each request on a
-// connection of its own, and returns how many were sent and failed. Few
-// loops, so that the connections the backends' pools keep (as many as ran
-// at once in a worker, until they expire after 90 s) cannot differ much
-// between two runs.
-func soakTraffic(t *testing.T, g *gateway) (stop func() (sent, failed int64)) {
+// connection of its own; sentNow says how many were sent so far, and stop
+// how many were sent and failed. Few loops, so that the connections the
+// backends' pools keep (as many as ran at once in a worker, until they
+// expire after 90 s) cannot differ much between two runs.
+func soakTraffic(t *testing.T, g *gateway) (sentNow func() int64, stop func() (sent, failed int64)) {
 	var sentN, failedN atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -419,18 +419,20 @@ func soakTraffic(t *testing.T, g *gateway) (stop func() (sent, failed int64)) {
 		return sentN.Load(), failedN.Load()
 	}
 	t.Cleanup(func() { stop() })
-	return stop
+	return sentN.Load, stop
 }
 
 // Reloads leave nothing behind: the same traffic, first without reloads
-// (the baseline, once idle), then with a reload every second or so that
-// adds and removes a backend, a model, and changes a model's connect
-// timeout (new pools) and health interval; once idle again every worker is
-// back within leakSlack of the baseline's fds and goroutines.
+// (the baseline, once idle), then with reloads one after another, each
+// followed by traffic on its new table, that add and remove a backend, a
+// model, and change a model's connect timeout (new pools) and health
+// interval; once idle again every worker is back within leakSlack of the
+// baseline's fds and goroutines.
 //
 // Fails on the code before the fix: each reload left every worker a health
 // checker's HTTP client with a kept connection (two goroutines and an fd
-// per backend) that nothing closed.
+// per backend) that nothing closed. Nine reloads leave at least nine fds and
+// eighteen goroutines more per worker, far past leakSlack.
 func TestReloadSoakNoLeak(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 4, Interval: 10 * time.Millisecond})
 	other := startBackend(t, fakevllm.Options{Tokens: 1})
@@ -445,21 +447,28 @@ func TestReloadSoakNoLeak(t *testing.T) {
 	g := startGateway(t, base)
 	g.awaitCounts(2)
 
-	const soak = 6 * time.Second
-	stop := soakTraffic(t, g)
-	time.Sleep(soak) // the traffic's length, not a synchronisation
+	// As much traffic without reloads as with them (60 a table, eight
+	// tables, and the last reload's): the pools then reach the same number
+	// of kept connections.
+	// Counted in requests rather than timed: a loaded machine sends fewer
+	// in a given time, and a table must carry traffic before the next.
+	const (
+		reloads  = 2*4 + 1 // every variant twice, then back to base
+		perTable = 60      // requests sent on a new table before the next reload
+	)
+	sentNow, stop := soakTraffic(t, g)
+	await(t, "the traffic without reloads", func() bool { return sentNow() >= reloads*perTable })
 	sent, failed := stop()
 	before := g.awaitQuiet(2)
 	t.Logf("without reloads: %d requests (%d failed); idle after: %v", sent, failed, before)
 
-	stop = soakTraffic(t, g)
-	reloads := 0
-	for end := time.Now().Add(soak); time.Now().Before(end); reloads++ {
-		g.reloadWith(variants[reloads%len(variants)])
-		time.Sleep(time.Second) // between reloads: traffic runs on the new table
+	sentNow, stop = soakTraffic(t, g)
+	for i := range reloads - 1 {
+		g.reloadWith(variants[i%len(variants)])
+		n := sentNow()
+		await(t, "traffic on the new table", func() bool { return sentNow() >= n+perTable })
 	}
 	g.reloadWith(base) // back to where it began
-	reloads++
 	sent, failed = stop()
 	peak := g.counts()
 	t.Logf("with %d reloads: %d requests (%d failed); right after: %v", reloads, sent, failed, peak)
