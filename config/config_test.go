@@ -53,7 +53,7 @@ func TestParseValidAndDefaults(t *testing.T) {
 		t.Errorf("slots = %d", got)
 	}
 	m := c.Models[0]
-	if c.PrefixEntries() != 1<<16 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 512 {
+	if c.PrefixEntries() != 1<<16 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 128 {
 		t.Errorf("prefix_index defaults: %d entries, block %d, max_blocks %d", c.PrefixEntries(), c.PrefixIndex.Block, c.PrefixIndex.MaxBlocks)
 	}
 	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
