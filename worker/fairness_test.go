@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"context"
 	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/shm"
@@ -260,5 +262,85 @@ func TestSettleService(t *testing.T) {
 	k.refund(1e12)
 	if k.served() != 0 {
 		t.Errorf("a refund took the counter below 0: %d", k.served())
+	}
+}
+
+// With every slot full, a slot freed on a backend goes to a waiter close
+// behind the fair order's head that would have chosen that backend (its
+// prefix is cached there), not to the head, whose own backend is full; a
+// waiter past the locality window does not jump the head.
+func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
+	r, keys := fairRig(t, 1, "k")
+	key := keys["k"]
+	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, m, a := r.gw[0], r.model[0], r.be[0]
+	c := &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	c.up.Store(true)
+	m.backends = []*backendRoute{a, c}
+	m.queueMax = 100
+	take := func(cands []*backendRoute) <-chan *backendRoute {
+		out := make(chan *backendRoute, 1)
+		r.running.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		r.leaves = append(r.leaves, cancel)
+		go func() {
+			defer r.running.Done()
+			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, key, 10)
+			out <- b
+		}()
+		return out
+	}
+	queue := func(cands []*backendRoute) <-chan *backendRoute {
+		n := r.qcell.Total()
+		ch := take(cands)
+		r.await("a request to queue", func() bool { return r.qcell.Total() == n+1 }, nil)
+		return ch
+	}
+	for _, b := range []*backendRoute{a, c} { // both slots taken
+		if got := <-take([]*backendRoute{b}); got != b {
+			t.Fatal("no slot while nobody waits")
+		}
+	}
+	wantA := queue([]*backendRoute{a, c}) // the head: would rather have a
+	wantC := queue([]*backendRoute{c, a}) // right behind it: would rather have c
+	g.queues.releaseSlot(m, c)
+	r.model[0].queue.dispatch()
+	select {
+	case got := <-wantC:
+		if got != c {
+			t.Fatalf("the waiter that prefers c got %v", got)
+		}
+	case got := <-wantA:
+		t.Fatalf("the head got %s, its second choice, while a waiter that prefers it waits", got.url)
+	case <-time.After(30 * time.Second):
+		t.Fatal("nobody got the freed slot")
+	}
+	g.queues.releaseSlot(m, a)
+	r.model[0].queue.dispatch()
+	if got := <-wantA; got != a {
+		t.Fatalf("the head got %v, want a", got)
+	}
+
+	// Now the waiter that prefers c is past the window, behind 17 others:
+	// the head takes c.
+	head := queue([]*backendRoute{a, c})
+	for range localityWindow + 1 {
+		queue([]*backendRoute{a})
+	}
+	far := queue([]*backendRoute{c, a})
+	g.queues.releaseSlot(m, c) // the slot wantC took
+	r.model[0].queue.dispatch()
+	select {
+	case got := <-head:
+		if got != c {
+			t.Fatalf("the head got %v, want c", got)
+		}
+	case <-far:
+		t.Fatal("a waiter past the locality window jumped the head")
+	case <-time.After(30 * time.Second):
+		t.Fatal("nobody got the freed slot")
 	}
 }

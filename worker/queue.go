@@ -200,13 +200,64 @@ func (lq *localQueue) dispatch() {
 		if b == nil {
 			return
 		}
-		lq.remove(head)
-		lq.grant(head, b)
+		w := head
+		if b != head.cands[0] {
+			// The head's own backend is full: a waiter close behind it
+			// whose first choice is b — where its prefix is cached — takes
+			// b instead, and the head waits for the next slot.
+			if alt := lq.preferring(b, head); alt != nil {
+				w = alt
+			}
+		}
+		lq.remove(w)
+		lq.grant(w, b)
 		lq.publish()
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
 		lq.q.wake(at)
 	}
+}
+
+// localityWindow is how far behind the fair order's head a waiter may be
+// and still take first a slot freed on the backend it would have chosen
+// (its candidates' first: the one its key ranks first, or that holds its
+// prefix): up to this many requests of the head's cost later in start
+// tag, and this deep in its key's line. With every slot full, a slot freed
+// on backend X went to the oldest waiter, whichever backend it preferred,
+// and two requests in three found their prefix cold there (3 backends);
+// a waiter that prefers X is almost always among the next 16. The head
+// is passed over only for such a waiter, of its own tier, and at most
+// while the virtual time is within the window of its start: the fair
+// order bends by a few requests, no slot stays free, nobody starves.
+const localityWindow = 16
+
+// preferring returns the waiter, of head's tier and within the locality
+// window behind it, whose first choice is backend b; nil if none (lq.mu
+// held). Of several, the earliest in the fair order.
+func (lq *localQueue) preferring(b *backendRoute, head *waiter) *waiter {
+	cost := max(serviceUnits(head.tokens, head.key.weight), servedBucket)
+	limit := satAdd(max(head.start, 0), localityWindow*cost)
+	var best *waiter
+	bestMark := int64(shm.NoMark)
+	for _, l := range lq.lines {
+		if l.waiters[0].key.priority != head.key.priority {
+			continue
+		}
+		for i, w := range l.waiters {
+			if i >= localityWindow || w.start > limit {
+				break // a line is in start-tag order
+			}
+			// The same route, not merely the same URL: a waiter of another
+			// configuration generation keeps its own table's backends.
+			if w != head && len(w.cands) > 0 && w.cands[0] == b {
+				if m := queueMark(w.key.priority, w.start, w.ticket); m < bestMark {
+					best, bestMark = w, m
+				}
+				break
+			}
+		}
+	}
+	return best
 }
 
 // publish recomputes this worker's mark from its best waiter now (lq.mu
