@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
+
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -212,29 +214,7 @@ func (g *gateway) findLog(msg string, nth int) map[string]any {
 
 // workerPIDs lists the supervisor's child processes.
 func (g *gateway) workerPIDs() []int {
-	return childPIDs(g.cmd.Process.Pid)
-}
-
-func childPIDs(parent int) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command name: state, ppid, ...
-		rest := stat[bytes.LastIndexByte(stat, ')')+2:]
-		f := strings.Fields(string(rest))
-		if len(f) > 2 && f[1] == strconv.Itoa(parent) && f[0] != "Z" {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return sluiceproc.Children(g.cmd.Process.Pid)
 }
 
 // usageLines parses the usage log written so far.

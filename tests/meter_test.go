@@ -142,30 +142,3 @@ func TestRequestMetrics(t *testing.T) {
 	await(t, "every usage line after the restart", func() bool { return len(g.usageLines()) == sent })
 	check()
 }
-
-// histogramCount is a histogram's sample count for the labels (0: none).
-func (g *gateway) histogramCount(name string, labels map[string]string) float64 {
-	g.t.Helper()
-	fam := g.metricFamilies()[name]
-	if fam == nil {
-		return 0
-	}
-next:
-	for _, m := range fam.GetMetric() {
-		for k, v := range labels {
-			found := false
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == k && lp.GetValue() == v {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
-		}
-		if h := m.GetHistogram(); h != nil {
-			return float64(h.GetSampleCount())
-		}
-	}
-	return 0
-}

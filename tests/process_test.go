@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -147,7 +148,7 @@ func TestSIGTERMLetsStreamFinish(t *testing.T) {
 	if g.exitErr != nil {
 		t.Fatalf("supervisor exit: %v", g.exitErr)
 	}
-	if n := len(childPIDs(g.cmd.Process.Pid)); n != 0 {
+	if n := len(sluiceproc.Children(g.cmd.Process.Pid)); n != 0 {
 		t.Errorf("%d workers left behind", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -28,7 +29,7 @@ func sluiceUpgrade(g *gateway) ([]byte, error) {
 // test ends.
 func adoptSupervisor(t *testing.T, pid int) {
 	t.Cleanup(func() {
-		workers := childPIDs(pid)
+		workers := sluiceproc.Children(pid)
 		syscall.Kill(pid, syscall.SIGTERM)
 		for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			if syscall.Kill(pid, 0) != nil {
@@ -115,8 +116,8 @@ func TestBinaryUpgradeUnderLoad(t *testing.T) {
 	sent, failed := stop()
 	t.Logf("%d steady requests across the upgrade (new connection each), %d failed; %d connections reset and retried by the SDK",
 		sent, failed, resets.Load())
-	if len(childPIDs(newPID)) != 2 {
-		t.Errorf("new supervisor runs %d workers", len(childPIDs(newPID)))
+	if len(sluiceproc.Children(newPID)) != 2 {
+		t.Errorf("new supervisor runs %d workers", len(sluiceproc.Children(newPID)))
 	}
 	// The limiter's cell carried over: the key is still at its limit.
 	if res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, "x"), nil); res.StatusCode != 429 {
@@ -172,7 +173,7 @@ func TestReloadReplacesWorkers(t *testing.T) {
 		t.Fatalf("sluice reload with a new worker count: %v %s", err, out)
 	}
 	newPID := successor(t, pidFile, oldPID)
-	await(t, "3 new workers", func() bool { return len(childPIDs(newPID)) == 3 })
+	await(t, "3 new workers", func() bool { return len(sluiceproc.Children(newPID)) == 3 })
 	be.Release("replace")
 	awaitStreamsDone(t, []*http.Response{stream})
 	awaitExit(t, "the old supervisor to exit", oldPID)

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
+
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -100,16 +102,7 @@ keys:
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		log.Fatal(err)
 	}
-	g.cmd = exec.Command(bin, "serve", "-c", path)
-	logf, err := os.Create(g.logPath)
-	if err != nil {
-		log.Fatal(err)
-	}
-	g.cmd.Stdout, g.cmd.Stderr = logf, logf
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := g.cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
+	g.cmd = sluiceproc.Start(bin, path, g.logPath)
 	// Ready: the admin listener says so, the backend passed a health check
 	// and a request of the first key is answered.
 	end := time.Now().Add(30 * time.Second)
@@ -285,21 +278,7 @@ func (g *gateway) usageLines() []usageLine {
 // made so far (/proc/PID/io of the supervisor's children): a wake-up
 // between workers is a write to a pipe and a read of it.
 func (g *gateway) syscalls() (reads, writes int64) {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold spaces, so read past its ')'.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(g.cmd.Process.Pid) {
-			continue
-		}
+	for _, pid := range sluiceproc.Children(g.cmd.Process.Pid) {
 		io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
 		if err != nil {
 			continue

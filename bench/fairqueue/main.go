@@ -28,10 +28,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
 )
 
 var (
@@ -65,7 +66,7 @@ func main() {
 	log.SetFlags(log.Ltime)
 	bin := *sluiceBin
 	if bin == "" {
-		bin = build()
+		bin = sluiceproc.Build()
 	}
 	start := time.Now()
 	loadBefore := uptime()
@@ -114,23 +115,6 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-}
-
-// build compiles sluice as bench/rig does (static, without cgo, the
-// stdjson,gjson tags) into bench/.bin.
-func build() string {
-	dir := filepath.Join("bench", ".bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		log.Fatal(err)
-	}
-	path, _ := filepath.Abs(filepath.Join(dir, "sluice"))
-	cmd := exec.Command("go", "build", "-tags", "stdjson,gjson", "-o", path, "./cmd/sluice")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("building sluice (run from the repository root): %v", err)
-	}
-	return path
 }
 
 func uptime() string {

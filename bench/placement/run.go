@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/sluiceproc"
+
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 	"github.com/zeebo/xxh3"
 )
@@ -335,16 +337,7 @@ models:
 		log.Fatal(err)
 	}
 	g := &gateway{dir: dir, url: "http://" + listen}
-	g.cmd = exec.Command(bin, "serve", "-c", path)
-	logf, err := os.Create(filepath.Join(dir, "sluice.log"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	g.cmd.Stdout, g.cmd.Stderr = logf, logf
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := g.cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
+	g.cmd = sluiceproc.Start(bin, path, filepath.Join(dir, "sluice.log"))
 	// Ready: every worker listens, every backend passed a health check,
 	// and a request is answered (a prompt under one block: nothing cached).
 	end := time.Now().Add(30 * time.Second)
