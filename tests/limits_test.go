@@ -50,53 +50,14 @@ func (g *gateway) metricFamilies() map[string]*dto.MetricFamily {
 // name{labels}; ok is false when there is no such series.
 func (g *gateway) metric(name string, labels map[string]string) (float64, bool) {
 	g.t.Helper()
-	for _, m := range g.series(name, labels) {
-		switch {
-		case m.GetGauge() != nil:
-			return m.GetGauge().GetValue(), true
-		case m.GetCounter() != nil:
-			return m.GetCounter().GetValue(), true
-		}
-	}
-	return 0, false
+	return familyValue(g.metricFamilies()[name], labels)
 }
 
-// histogramCount is a histogram's sample count for the labels (0: none).
+// histogramCount scrapes the admin /metrics and returns the sample count
+// of the histogram name{labels} (0: none).
 func (g *gateway) histogramCount(name string, labels map[string]string) float64 {
 	g.t.Helper()
-	for _, m := range g.series(name, labels) {
-		if h := m.GetHistogram(); h != nil {
-			return float64(h.GetSampleCount())
-		}
-	}
-	return 0
-}
-
-// series scrapes the admin /metrics and returns the series of the family
-// name that carry labels (and any others).
-func (g *gateway) series(name string, labels map[string]string) []*dto.Metric {
-	g.t.Helper()
-	fam := g.metricFamilies()[name]
-	if fam == nil {
-		return nil
-	}
-	var out []*dto.Metric
-next:
-	for _, m := range fam.GetMetric() {
-		for k, v := range labels {
-			found := false
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == k && lp.GetValue() == v {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
-		}
-		out = append(out, m)
-	}
-	return out
+	return float64(histogramCount(g.metricFamilies()[name], labels))
 }
 
 // burst sends n requests at once, each on its own connection (so they
