@@ -2,8 +2,10 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-gw/sluice/tests/fakevllm"
@@ -220,4 +223,56 @@ func TestTracingSpans(t *testing.T) {
 	if len(recv.spans) != 3 || len(recv.bad) > 0 {
 		t.Errorf("%d spans in all (want the traced request's 3); unreadable exports: %q", len(recv.spans), recv.bad)
 	}
+}
+
+// grpcReceiver is an OTLP/gRPC trace receiver keeping the spans it gets.
+type grpcReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (r *grpcReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			r.spans = append(r.spans, ss.GetSpans()...)
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// With protocol grpc the spans go over OTLP/gRPC, the same spans.
+func TestTracingGRPC(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	recv := &grpcReceiver{}
+	collectortrace.RegisterTraceServiceServer(srv, recv)
+	go srv.Serve(ln) //nolint:errcheck // ends with Stop
+	t.Cleanup(srv.Stop)
+
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	cfg := baseConfig(be.URL(), "off", "tracing:\n  endpoint: http://"+ln.Addr().String()+"\n  protocol: grpc\n")
+	g := startGateway(t, cfg)
+	const traceID = "6bf92f3577b34da6a3ce929d0e0e4738"
+	res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "over grpc"),
+		map[string]string{"traceparent": "00-" + traceID + "-00f067aa0ba902b9-01"})
+	if res.StatusCode != 200 {
+		t.Fatalf("%s %s", res.Status, body)
+	}
+	await(t, "the spans over gRPC", func() bool {
+		recv.mu.Lock()
+		defer recv.mu.Unlock()
+		n := 0
+		for _, s := range recv.spans {
+			if hex.EncodeToString(s.GetTraceId()) == traceID && (s.GetName() == "chat m" || s.GetName() == "upstream") {
+				n++
+			}
+		}
+		return n == 2
+	})
 }
