@@ -245,6 +245,9 @@ func (g *gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
 	if e.retryAfter != "" {
 		c.Response.Header.Set("Retry-After", e.retryAfter)
 	}
+	if expectRefused(c) {
+		c.SetConnectionClose()
+	}
 	switch x.body {
 	case bodyUnread:
 		g.refuseUnread(c, rec, e, x.api.errors)

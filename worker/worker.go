@@ -225,6 +225,7 @@ func Run(ctx context.Context, o Options) error {
 		server.WithHandleMethodNotAllowed(true),
 	)
 	h.Name = "sluice" // the Server header
+	h.ContinueHandler = g.mayContinue
 	h.Use(conns.markBusy, g.checkHead)
 	g.register(h)
 	h.OnRun = append(h.OnRun, func(context.Context) error {
