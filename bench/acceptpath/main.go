@@ -43,6 +43,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
@@ -78,7 +80,11 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	mode := fs.String("mode", "sluice", "sluice or nethttp")
 	addrFile := fs.String("addr-file", "", "file to write the listening address to, once serving")
+	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
+	if *memProfile != "" {
+		runtime.MemProfileRate = 1
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -99,7 +105,23 @@ func serve(args []string) error {
 	default:
 		return fmt.Errorf("unknown mode %q", *mode)
 	}
-	return serveUntilEOF(ln.Addr().String(), *addrFile)
+	if err := serveUntilEOF(ln.Addr().String(), *addrFile); err != nil {
+		return err
+	}
+	// Allocations so far, for the script's allocs and bytes per connection.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(os.Stderr, "acceptpath: mallocs %d bytes %d gcs %d heap %d goal %d\n", ms.Mallocs, ms.TotalAlloc, ms.NumGC, ms.HeapAlloc, ms.NextGC)
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		runtime.GC() // the profile is as of the last GC's end
+		return pprof.Lookup("allocs").WriteTo(f, 0)
+	}
+	return nil
 }
 
 // fixedBody is the reference server's answer.
