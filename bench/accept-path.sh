@@ -11,6 +11,8 @@
 #   MODES="nethttp sluice" N1=1000 N2=3000 bench/accept-path.sh
 #   KEEP=DIR bench/accept-path.sh              # keep callgrind.out.MODE.N in DIR
 #   REPS=3 bench/accept-path.sh               # each count run 3 times, median total
+#   KEEPALIVE=1 bench/accept-path.sh          # N requests on one connection instead: per request
+#   GOGC_WORKER=400 MODES=sluice bench/accept-path.sh   # the worker with gogc: 400
 #
 # Modes: sluice (a worker in-process, GET /v1/models with a key), readyz (the
 # supervisor's admin listener from its test binary, GET /readyz), nethttp (a
@@ -39,7 +41,7 @@ run() {
 	local mode=$1 n=$2 out=$work/callgrind.out.$1.$2 addr=$work/addr
 	rm -f "$addr" "$work/in"
 	mkfifo "$work/in"
-	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr") path=/v1/models check=(-key sk-acceptpath -want-models)
+	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr" ${GOGC_WORKER:+-gogc "$GOGC_WORKER"}) path=/v1/models check=(-key sk-acceptpath -want-models)
 	case $mode in
 	readyz)
 		cmd=("$work/supervisor.test" -test.run '^TestAcceptPathReadyz$')
@@ -55,7 +57,7 @@ run() {
 	exec 3>"$work/in" # the server's stdin: closing it stops the server
 	for _ in $(seq 600); do [ -s "$addr" ] && break; sleep 0.1; done
 	local ok=1
-	"$work/acceptpath" client -addr "$(cat "$addr")" -n "$n" -path "$path" -want-status 200 "${check[@]}" >&2 || ok=0
+	"$work/acceptpath" client -addr "$(cat "$addr")" -n "$n" -path "$path" -want-status 200 "${check[@]}" ${KEEPALIVE:+-keepalive} >&2 || ok=0
 	exec 3>&-
 	wait $srv || ok=0
 	srv=

@@ -80,6 +80,7 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	mode := fs.String("mode", "sluice", "sluice or nethttp")
 	addrFile := fs.String("addr-file", "", "file to write the listening address to, once serving")
+	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *memProfile != "" {
@@ -97,7 +98,7 @@ func serve(args []string) error {
 		go srv.Serve(ln) //nolint:errcheck // ends with Close
 		defer srv.Close()
 	case "sluice":
-		stop, err := startWorker(ln)
+		stop, err := startWorker(ln, *gogc)
 		if err != nil {
 			return err
 		}
@@ -150,7 +151,7 @@ func serveUntilEOF(addr, addrFile string) error {
 // once it accepts connections. The model's backend is a closed port: the
 // worker's health check (one at start, then hourly) finds it down, which
 // /v1/models does not look at.
-func startWorker(ln net.Listener) (stop func(), err error) {
+func startWorker(ln net.Listener, gogc int) (stop func(), err error) {
 	dir, err := os.MkdirTemp("", "acceptpath")
 	if err != nil {
 		return nil, err
@@ -159,6 +160,7 @@ func startWorker(ln net.Listener) (stop func(), err error) {
 	cfg, err := config.Parse("acceptpath.yaml", fmt.Appendf(nil, `listen: 127.0.0.1:0
 usage_log: %s
 usage_log_flush: 1s
+gogc: %d
 keys:
   - name: acceptpath
     sha256: %s
@@ -170,7 +172,7 @@ models:
     backends:
       - url: http://127.0.0.1:9
         slots: 10
-`, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), model))
+`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), model))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -210,15 +212,27 @@ func client(args []string) error {
 	wantStatus := fs.Int("want-status", 200, "status every answer must have")
 	wantBody := fs.String("want-body", "", "exact body every answer must have")
 	wantModels := fs.Bool("want-models", false, "the body is sluice's /v1/models list of the one model")
+	keepAlive := fs.Bool("keepalive", false, "send the N requests on one connection instead (the last with Connection: close)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	req := "GET " + *path + " HTTP/1.1\r\nHost: " + *addr + "\r\n"
 	if *bearer != "" {
 		req += "Authorization: Bearer " + *bearer + "\r\n"
 	}
-	req += "User-Agent: acceptpath\r\nConnection: close\r\n\r\n"
+	req += "User-Agent: acceptpath\r\n"
+	var kept *keptConn
+	if *keepAlive {
+		kept = &keptConn{}
+		defer kept.close()
+	}
 	want := []byte(*wantBody)
 	for i := range *n {
-		body, err := once(*addr, req, *wantStatus)
+		var body []byte
+		var err error
+		if kept != nil {
+			body, err = kept.do(*addr, req, *wantStatus, i == *n-1)
+		} else {
+			body, err = once(*addr, req+"Connection: close\r\n\r\n", *wantStatus)
+		}
 		if err != nil {
 			return fmt.Errorf("connection %d of %d: %w", i+1, *n, err)
 		}
@@ -233,6 +247,58 @@ func client(args []string) error {
 		}
 	}
 	return nil
+}
+
+// keptConn sends requests one after another on one connection.
+type keptConn struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+// do sends req (a head without its end) and returns the answer's body once
+// its status is want; with last, asks the server to close, and checks it does.
+func (k *keptConn) do(addr, req string, want int, last bool) ([]byte, error) {
+	if k.c == nil {
+		c, err := net.DialTimeout("tcp", addr, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		k.c, k.br = c, bufio.NewReader(c)
+	}
+	k.c.SetDeadline(time.Now().Add(60 * time.Second)) //nolint:errcheck // a TCP conn's never fails
+	if last {
+		req += "Connection: close\r\n"
+	}
+	if _, err := io.WriteString(k.c, req+"\r\n"); err != nil {
+		return nil, err
+	}
+	res, err := http.ReadResponse(k.br, nil)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != want {
+		return nil, fmt.Errorf("status %d, want %d: %q", res.StatusCode, want, body)
+	}
+	if res.Close != last {
+		return nil, fmt.Errorf("the server says it closes the connection: %t, want %t", res.Close, last)
+	}
+	if last {
+		if rest, err := io.ReadAll(k.br); err != nil || len(rest) > 0 {
+			return nil, fmt.Errorf("after the last answer: %d more bytes, err %v", len(rest), err)
+		}
+	}
+	return body, nil
+}
+
+func (k *keptConn) close() {
+	if k.c != nil {
+		k.c.Close()
+	}
 }
 
 // once opens a connection, sends req, reads the whole answer up to the
