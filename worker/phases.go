@@ -421,7 +421,11 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)
 	c.Response.Header.Set("X-Request-Id", rec.requestID)
-	if isEventStream(res) {
+	stream := isEventStream(res)
+	// Copied: the backend's header map (~0.5 KiB with its values) is not
+	// read again, and a stream would keep it for its whole life.
+	res.Header = nil
+	if stream {
 		return true, nil
 	}
 	var data []byte

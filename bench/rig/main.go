@@ -67,6 +67,7 @@ var (
 	proxies  = flag.String("proxies", "direct,sluice,nginx,nginx-lua", "proxies to measure")
 	streams  = flag.String("streams", "250,500,1000,2000", "scenario c: open streams, a run for each")
 	sizes    = flag.String("sizes", "1000,100000,400000,1000000", "scenario f2: prompt sizes in bytes, a run for each")
+	f2Open   = flag.Int("f2-streams", 500, "scenario f2: open streams at each prompt size")
 	apiRate  = flag.Int("api-rate", 500, "scenario apis-rate: requests per second, the same for each API")
 	// Measured side by side by running the rig twice (see docs/benchmarks-gogc.md).
 	sluiceGOGC = flag.Int("sluice-gogc", 100, "sluice's gogc setting")

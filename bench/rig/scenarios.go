@@ -62,11 +62,11 @@ var scenarios = map[string]scenario{
 		}
 		return all
 	}},
-	"f2": {"prompt-size sweep: RSS per open stream (500 streams of 100 events at 50/s, started over 2 s)", func() []Measurement {
+	"f2": {"prompt-size sweep: RSS per open stream (-f2-streams streams, 500 by default, of 100 events at 50/s, started over 2 s)", func() []Measurement {
 		var all []Measurement
 		for _, size := range splitInts(*sizes) {
 			all = append(all, eachProxy(fmt.Sprint(size), func(r *running) Measurement {
-				return openStreams(r, 500, size)
+				return openStreams(r, *f2Open, size)
 			})...)
 		}
 		return all
