@@ -105,6 +105,7 @@ func TestParseProblems(t *testing.T) {
 		{"tracing without endpoint", "workers: auto", "workers: auto\ntracing: {protocol: grpc}", []string{"tracing.endpoint", "http:// or https://"}},
 		{"tracing bad protocol", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', protocol: thrift}", []string{"tracing.protocol", "http or grpc"}},
 		{"tracing ratio", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', sample_ratio: 1.5}", []string{"tracing.sample_ratio", "between 0 and 1"}},
+		{"control character in a key name", "name: team-a", "name: \"team\\0a\"", []string{"keys[0].name", "control character"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
 		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 9 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},

@@ -184,6 +184,8 @@ func (c *Config) validate() Problems {
 			add(p+".name", "is required")
 		case models[m.Name]:
 			add(p+".name", "duplicate model name %q", m.Name)
+		case hasControl(m.Name):
+			add(p+".name", "has a control character (%q): it names the model in metrics and logs", m.Name)
 		}
 		models[m.Name] = true
 		switch n := m.Nomad; {
@@ -258,6 +260,8 @@ func (c *Config) validate() Problems {
 			add(p+".name", "is required")
 		case names[k.Name]:
 			add(p+".name", "duplicate key name %q", k.Name)
+		case hasControl(k.Name):
+			add(p+".name", "has a control character (%q): it names the key in metrics and logs", k.Name)
 		}
 		names[k.Name] = true
 		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
@@ -371,4 +375,16 @@ func checkBackendURL(raw string) error {
 		return fmt.Errorf("%q: give only scheme://host:port (no path, query or credentials)", raw)
 	}
 	return nil
+}
+
+// hasControl reports whether s holds a control character (a NUL would
+// split a metric series' descriptor; a line feed would break a log line
+// and a label).
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
 }

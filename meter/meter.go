@@ -175,13 +175,22 @@ func NewRecorder(region *shm.Region, col int) *Recorder {
 	return r
 }
 
-// CounterWord is a worker's word of a counter series; the zero value
-// counts into the recorder's overflow (or nowhere).
-type CounterWord struct{ p *int64 }
+// CounterWord is a worker's word of a counter series, or of the overflow
+// counter for a series the meter had no room for (which then counts
+// recordings, not what they would have added); the zero value counts
+// nowhere.
+type CounterWord struct {
+	p        *int64
+	overflow bool
+}
 
-// Add adds n to the counter.
+// Add adds n to the counter (1 to the overflow counter).
 func (c CounterWord) Add(n int64) {
-	if c.p != nil {
+	switch {
+	case c.p == nil:
+	case c.overflow:
+		atomic.AddInt64(c.p, 1)
+	default:
 		atomic.AddInt64(c.p, n)
 	}
 }
@@ -189,14 +198,14 @@ func (c CounterWord) Add(n int64) {
 // Counter resolves the counter series of m with the given label values.
 func (r *Recorder) Counter(m *Metric, values ...string) CounterWord {
 	if w := r.words(m, values); w != nil {
-		return CounterWord{&w[0]}
+		return CounterWord{p: &w[0]}
 	}
 	return r.overflowWord()
 }
 
 func (r *Recorder) overflowWord() CounterWord {
 	if r.overflow != nil {
-		return CounterWord{&r.overflow[0]}
+		return CounterWord{&r.overflow[0], true}
 	}
 	return CounterWord{}
 }

@@ -46,6 +46,11 @@ const ServedUnitsPerToken = 1024
 // one of the model's slots (the largest, if they came out of order).
 const QueueVirtualScalar = 4
 
+// QueueEpochScalar, in a QueueCell, is what the fair queue's marks count
+// start tags from: the virtual time as it was when the queue last drained
+// (see worker/fairness.go, rebaseEpoch).
+const QueueEpochScalar = 5
+
 // BackendCell is the cell of one backend of a model: its slots in use.
 func BackendCell(model, url string) string {
 	return "backend/" + model + "/" + strings.TrimSuffix(url, "/")

@@ -55,6 +55,31 @@ func TestExpectContinueOnlyForWhatIsRead(t *testing.T) {
 			t.Errorf("%s: the connection was not closed after the answer: %v", c.name, err)
 		}
 	}
+	// Refused before a key is looked at — an unknown URL, a wrong method —
+	// the same: no invitation, the connection closed, and a body sent
+	// after all is never read as a next request.
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/v1/no-such-api"}, {"PUT", "/v1/chat/completions"}, {"POST", "/v1/models"},
+	} {
+		conn := dialRaw(t, g)
+		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 80\r\nExpect: 100-continue\r\n\r\n", c.method, c.path)
+		conn.SetReadDeadline(time.Now().Add(deadline))
+		r := bufio.NewReader(conn)
+		res, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("%s %s: no answer: %v", c.method, c.path, err)
+		}
+		io.ReadAll(res.Body)
+		if res.StatusCode == http.StatusContinue || !res.Close {
+			t.Errorf("%s %s: %s, close %v; want its refusal at once and the connection closed", c.method, c.path, res.Status, res.Close)
+		}
+		// The "body": a request of its own, which must not be served.
+		fmt.Fprintf(conn, "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", keyAll)
+		if next, err := http.ReadResponse(r, nil); err == nil {
+			t.Errorf("%s %s: the body was served as a next request: %s", c.method, c.path, next.Status)
+		}
+	}
+
 	// A valid key: 100 Continue, then the body, then the answer.
 	r, res, send := ask(keyAll, len(body))
 	if res.StatusCode != http.StatusContinue {

@@ -71,6 +71,8 @@ const unitsPerToken = shm.ServedUnitsPerToken
 // queueMark is the mark of a waiter of a key of the given priority with
 // the start tag served, holding ticket: smaller goes first.
 func queueMark(priority int, served, ticket int64) int64 {
+	// served is a start tag counted from the queue's epoch: below it (a
+	// request that took its tag just before a rebase) is 0.
 	tier := int64(config.MaxKeyPriority - min(max(priority, 0), config.MaxKeyPriority))
 	bucket := min(max(served, 0)/servedBucket, maxServedBucket)
 	return tier<<markTierShift | bucket<<markTicketBits | ticket&(1<<markTicketBits-1)
@@ -158,6 +160,23 @@ func (k fairKey) refund(tokens int64) {
 		if atomic.CompareAndSwapInt64(p, old, max(old-u, 0)) {
 			return
 		}
+	}
+}
+
+// rebaseEpoch moves a model's queue epoch — what marks count start tags
+// from — up to its virtual time, called while nobody waits (no mark is
+// published against the old epoch). Marks hold markServedBits of start
+// tag in buckets of servedBucket units: 2^49 units, 550 billion tokens at
+// weight 1 but 5.5 billion at weight 0.01, which a batch key could pass
+// in days; counted from an epoch that follows the virtual time they
+// never saturate while the queue drains now and then. (One that waits
+// for the whole of that without ever emptying falls back to arrival
+// order within a tier until it does.)
+func rebaseEpoch(queue *shm.Cell) {
+	v := atomic.LoadInt64(queue.Scalar(shm.QueueVirtualScalar))
+	p := queue.Scalar(shm.QueueEpochScalar)
+	if atomic.LoadInt64(p) < v {
+		atomic.StoreInt64(p, v)
 	}
 }
 

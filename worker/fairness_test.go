@@ -344,3 +344,80 @@ func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
 		t.Fatal("nobody got the freed slot")
 	}
 }
+
+// A pinned waiter (a stored response's holder) is outside the fair order:
+// its grant does not move the model's virtual time to its key's finish
+// tag, which may be far ahead while the key's other requests wait.
+func TestPinnedGrantLeavesVirtualTime(t *testing.T) {
+	r, k := fairRig(t, 1, "heavy")
+	heavy := k["heavy"]
+	atomic.StoreInt64(heavy.cell.Scalar(shm.KeyServedScalar), serviceUnits(1e6, 1))
+	g, m := r.gw[0], r.model[0]
+	if c, _ := r.takeAs(0, fairKey{}, 10); (<-c).b == nil {
+		t.Fatal("no slot while nobody waits")
+	}
+	virtual := r.qcell.Scalar(shm.QueueVirtualScalar)
+	before := atomic.LoadInt64(virtual)
+	got := make(chan *backendRoute, 1)
+	go func() {
+		b, _ := g.takeSlot(t.Context(), m, m.backends, &usageRecord{}, true, heavy, 10)
+		got <- b
+	}()
+	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
+	g.queues.releaseSlot(m, r.be[0])
+	m.queue.dispatch()
+	if b := <-got; b == nil {
+		t.Fatal("the pinned request got no slot")
+	}
+	if after := atomic.LoadInt64(virtual); after != before {
+		t.Errorf("a pinned grant moved the virtual time from %d to %d (its key's finish tag)", before, after)
+	}
+	g.queues.releaseSlot(m, r.be[0])
+}
+
+// A head whose own backend is out of rotation is not passed over for
+// locality: it takes the free slot.
+func TestLocalityNotForAHeadWhoseBackendIsDown(t *testing.T) {
+	r, keys := fairRig(t, 1, "k")
+	key := keys["k"]
+	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, m, a := r.gw[0], r.model[0], r.be[0]
+	c := &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	c.up.Store(true)
+	m.backends = []*backendRoute{a, c}
+	take := func(cands []*backendRoute) <-chan *backendRoute {
+		out := make(chan *backendRoute, 1)
+		r.running.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		r.leaves = append(r.leaves, cancel)
+		go func() {
+			defer r.running.Done()
+			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, key, 10)
+			out <- b
+		}()
+		return out
+	}
+	if got := <-take([]*backendRoute{c}); got != c { // c's one slot taken
+		t.Fatal("no slot while nobody waits")
+	}
+	a.up.Store(false) // the head's first choice is out of rotation
+	head := take([]*backendRoute{a, c})
+	r.await("the head to wait", func() bool { return r.qcell.Total() == 1 }, nil)
+	other := take([]*backendRoute{c, a})
+	r.await("the other to wait", func() bool { return r.qcell.Total() == 2 }, nil)
+	g.queues.releaseSlot(m, c)
+	m.queue.dispatch()
+	select {
+	case got := <-head:
+		if got != c {
+			t.Fatalf("the head got %v", got)
+		}
+	case <-other:
+		t.Fatal("the head was passed over for locality while its own backend is out of rotation")
+	case <-time.After(30 * time.Second):
+		t.Fatal("nobody got the freed slot")
+	}
+}

@@ -245,9 +245,6 @@ func (g *gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
 	if e.retryAfter != "" {
 		c.Response.Header.Set("Retry-After", e.retryAfter)
 	}
-	if expectRefused(c) {
-		c.SetConnectionClose()
-	}
 	switch x.body {
 	case bodyUnread:
 		g.refuseUnread(c, rec, e, x.api.errors)
@@ -281,6 +278,14 @@ func (g *gateway) limitKey(_ context.Context, c *app.RequestContext, x *exchange
 // starts flowing to the client (held counts it for as long as it is kept).
 func (g *gateway) readRequest(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
 	maxBody := g.maxBody.Load()
+	if expectRefused(c) && int64(c.Request.Header.ContentLength()) <= maxBody {
+		// 100-continue was refused (mayContinue) to a key a reload added
+		// since: the body was never asked for. (One over max_body is
+		// refused below, as ever.)
+		x.body = bodyCut
+		return errInvalid(http.StatusExpectationFailed, "expectation_failed",
+			"The gateway did not invite this request's body (Expect: 100-continue). Send it again.")
+	}
 	body, held, e := g.readBody(c, maxBody)
 	switch e {
 	case errBodyTooLarge:

@@ -82,6 +82,7 @@ type waiter struct {
 	cands   []*backendRoute
 	got     chan *backendRoute // buffered: the dispatcher never blocks on it
 	handoff time.Duration      // from the slot's release to its hand-over
+	passed  int                // times a waiter close behind took a slot first (locality)
 }
 
 // forModel returns the local queue of a model, the same one across route
@@ -187,7 +188,7 @@ func (lq *localQueue) dispatch() {
 			continue
 		}
 		lq.removePinned(i)
-		lq.grant(p, b)
+		lq.grant(p, b, false)
 	}
 	for lq.waiting > 0 {
 		line, mark := lq.best()
@@ -201,16 +202,19 @@ func (lq *localQueue) dispatch() {
 			return
 		}
 		w := head
-		if b != head.cands[0] {
+		if b != head.cands[0] && head.passed < localityWindow && head.cands[0].healthy(time.Now()) {
 			// The head's own backend is full: a waiter close behind it
 			// whose first choice is b — where its prefix is cached — takes
-			// b instead, and the head waits for the next slot.
+			// b instead, and the head waits for the next slot (a head
+			// passed over localityWindow times, or whose backend is out
+			// of rotation, waits no more).
 			if alt := lq.preferring(b, head); alt != nil {
 				w = alt
+				head.passed++
 			}
 		}
 		lq.remove(w)
-		lq.grant(w, b)
+		lq.grant(w, b, true)
 		lq.publish()
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
@@ -236,7 +240,7 @@ const localityWindow = 16
 // held). Of several, the earliest in the fair order.
 func (lq *localQueue) preferring(b *backendRoute, head *waiter) *waiter {
 	cost := max(serviceUnits(head.tokens, head.key.weight), servedBucket)
-	limit := satAdd(max(head.start, 0), localityWindow*cost)
+	limit := satAdd(max(head.start, 0), satMul(localityWindow, cost))
 	var best *waiter
 	bestMark := int64(shm.NoMark)
 	for _, l := range lq.lines {
@@ -250,7 +254,7 @@ func (lq *localQueue) preferring(b *backendRoute, head *waiter) *waiter {
 			// The same route, not merely the same URL: a waiter of another
 			// configuration generation keeps its own table's backends.
 			if w != head && len(w.cands) > 0 && w.cands[0] == b {
-				if m := queueMark(w.key.priority, w.start, w.ticket); m < bestMark {
+				if m := lq.mark(w); m < bestMark {
 					best, bestMark = w, m
 				}
 				break
@@ -274,7 +278,7 @@ func (lq *localQueue) best() (*keyLine, int64) {
 	mark := int64(shm.NoMark)
 	for _, l := range lq.lines {
 		h := l.waiters[0]
-		if m := queueMark(h.key.priority, h.start, h.ticket); m < mark {
+		if m := lq.mark(h); m < mark {
 			line, mark = l, m
 		}
 	}
@@ -282,12 +286,24 @@ func (lq *localQueue) best() (*keyLine, int64) {
 }
 
 // grant hands slot b to waiter w, out of the queue already (lq.mu held),
-// and moves the model's virtual time on to its start tag.
-func (lq *localQueue) grant(w *waiter, b *backendRoute) {
+// and with fair (a waiter of the fair order, not a pinned one) moves the
+// model's virtual time on to its start tag. A pinned waiter is outside the
+// order: its key's finish tag may be far ahead (its other requests wait),
+// and the virtual time moved there would start every other key's next
+// request behind all of them.
+func (lq *localQueue) grant(w *waiter, b *backendRoute, fair bool) {
 	released := atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)) // before the clock: never a negative hand-off
 	w.handoff = time.Duration(max(lq.q.region.Now()-released, 0))
-	advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
+	if fair {
+		advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
+	}
 	w.got <- b
+}
+
+// mark is waiter w's mark: its start tag counted from the queue's epoch
+// (see queueEpoch).
+func (lq *localQueue) mark(w *waiter) int64 {
+	return queueMark(w.key.priority, w.start-atomic.LoadInt64(lq.cell.Scalar(shm.QueueEpochScalar)), w.ticket)
 }
 
 // remove takes waiter w out of its key's line (lq.mu held): its queue place
@@ -428,10 +444,15 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	// freed there goes to a waiter that can use it as soon as the
 	// dispatcher runs, so one still free is seldom anyone else's.
 	virtual := lq.cell.Scalar(shm.QueueVirtualScalar)
-	if pinned || lq.cell.Total() == 0 {
+	if empty := lq.cell.Total() == 0; pinned || empty {
 		if b := g.queues.trySlot(cands); b != nil {
 			rec.served = key.claim(tokens, atomic.LoadInt64(virtual))
-			advanceVirtual(virtual, rec.served)
+			if !pinned {
+				advanceVirtual(virtual, rec.served)
+			}
+			if empty {
+				rebaseEpoch(lq.cell)
+			}
 			return b, nil
 		}
 	}

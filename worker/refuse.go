@@ -82,6 +82,11 @@ func (g *gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError, sha
 // other is left unread and the connection closed (refuse), so that a
 // refused client costs no upload.
 func (g *gateway) refuseUnread(c *app.RequestContext, rec *usageRecord, e *apiError, shape errShape) {
+	if expectRefused(c) {
+		// The body was never invited, and may come yet: it must not be
+		// read as this connection's next request.
+		c.SetConnectionClose()
+	}
 	if !c.Request.IsBodyStream() {
 		g.fail(c, rec, e, shape)
 		return

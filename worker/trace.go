@@ -7,6 +7,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/worker/tracing"
 )
 
@@ -51,8 +52,15 @@ func (g *gateway) endTrace(x *exchange, end time.Time) {
 	if op == "" {
 		op = x.api.name
 	}
+	// The span's name and gen_ai.request.model are the configured model's
+	// (unknown otherwise, as the meter labels it): a client's model string
+	// must not make span names without bound.
+	model := meter.UnknownModel
+	if x.model != nil {
+		model = x.model.name
+	}
 	x.trace.End(tracing.Outcome{
-		Operation: op, RequestModel: rec.model, ResponseModel: rec.upstreamModel,
+		Operation: op, RequestModel: model, ResponseModel: rec.upstreamModel,
 		Key: rec.key, Backend: rec.backend, Status: rec.status, ErrorCode: rec.errCode, Attempts: rec.attempts,
 		InputTokens: rec.usage.Prompt, OutputTokens: rec.usage.Completion, CachedTokens: rec.usage.Cached, HasUsage: rec.usage.Found,
 		FinishReason: rec.finishReason, Queued: rec.queued, QueueWait: rec.queueWait, TTFT: rec.ttft, Stream: rec.stream,
