@@ -53,15 +53,18 @@ import (
 // Mark layout: 2 bits of tier, markServedBits of the key's counter (in
 // buckets of servedBucket units), markTicketBits of the ticket.
 const (
-	markTicketBits = 24
-	markServedBits = 37
+	markTicketBits = 20
+	markServedBits = 41
 	markTierShift  = markTicketBits + markServedBits // 61: tiers 0–3 fit below the sign bit
-	// servedBucket is how finely marks tell counters apart: 4,096 units,
-	// 4 tokens of a key of weight 1 (a slot's prompt is hundreds).
-	servedBucket = 4 * unitsPerToken
-	// maxServedBucket is the largest bucket a mark holds: a counter past it
-	// (2^37 buckets, 550 billion tokens at weight 1) orders as equal. One
-	// below the field's top, so no mark equals shm.NoMark.
+	// servedBucket is how finely marks tell start tags apart: 256 units,
+	// a quarter of a token of a key of weight 1 (4 tokens made a
+	// one-line request and the next of another key fall in one bucket,
+	// ordered by arrival).
+	servedBucket = unitsPerToken / 4
+	// maxServedBucket is the largest bucket a mark holds: a start tag past
+	// it (2^41 buckets from the queue's epoch: 550 billion tokens at
+	// weight 1, 5.5 billion at weight 0.01) orders as equal. One below the
+	// field's top, so no mark equals shm.NoMark.
 	maxServedBucket = 1<<markServedBits - 2
 )
 
@@ -78,10 +81,11 @@ func queueMark(priority int, served, ticket int64) int64 {
 	return tier<<markTierShift | bucket<<markTicketBits | ticket&(1<<markTicketBits-1)
 }
 
-// The ticket's low bits order waiters whose keys' counters share a bucket:
-// past 2^24 tickets they wrap, and for one comparison between two such
-// waiters a younger one may go first. Tickets are per model; at a thousand
-// queued requests a second that is once in four hours.
+// The ticket's low bits order waiters whose start tags share a bucket (a
+// quarter token): past 2^20 tickets they wrap, and for one comparison
+// between two such waiters a younger one may go first. Tickets are per
+// model; at a thousand queued requests a second that is once in 17
+// minutes, and only between two waiters a quarter token apart.
 
 // serviceUnits is the counter charge of tokens for a key of the given
 // weight (0: the default), at most math.MaxInt64.
@@ -169,8 +173,8 @@ func (k fairKey) refund(tokens int64) {
 // tag in buckets of servedBucket units: 2^49 units, 550 billion tokens at
 // weight 1 but 5.5 billion at weight 0.01, which a batch key could pass
 // in days; counted from an epoch that follows the virtual time they
-// never saturate while the queue drains now and then. (One that waits
-// for the whole of that without ever emptying falls back to arrival
+// never saturate while the queue drains now and then. (One that stays
+// full for the whole of that without ever emptying falls back to arrival
 // order within a tier until it does.)
 func rebaseEpoch(queue *shm.Cell) {
 	v := atomic.LoadInt64(queue.Scalar(shm.QueueVirtualScalar))

@@ -351,9 +351,6 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 		lq.q.wake(lq.q.col)
 		return w
 	}
-	if key.cell != nil {
-		key.cell.AddMarkCount(lq.q.col, 1)
-	}
 	// The ticket is taken under the lock so a line's order is ticket order.
 	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
 	l := lq.lines[key.name]
@@ -364,6 +361,11 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 	l.waiters = append(l.waiters, w)
 	lq.waiting++
 	lq.publish()
+	if key.cell != nil {
+		// Counted once its mark is published: a key seen waiting
+		// (sluice_key_queue_depth) is in the order.
+		key.cell.AddMarkCount(lq.q.col, 1)
+	}
 	lq.mu.Unlock()
 	lq.q.wake(lq.q.col) // a slot may have freed while the place was taken
 	return w
