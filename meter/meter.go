@@ -12,10 +12,13 @@
 package meter
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -117,9 +120,14 @@ func (m *Metric) rows() int {
 	return 1
 }
 
-// labelMax bounds one label value in a descriptor; longer values are cut
-// (at a rune boundary), so that a long configured name still has a series.
+// labelMax bounds one label value in a descriptor; a longer value is cut
+// (at a rune boundary) and ends in "~" and 8 hex digits of its whole
+// value's hash, so that a long configured name still has a series, and
+// two that differ only past the cut keep two.
 const labelMax = 64
+
+// labelHashLen is the length of the "~xxxxxxxx" a cut value ends in.
+const labelHashLen = 9
 
 // Descriptor names a series of m with the label values (in m.Labels'
 // order).
@@ -129,11 +137,12 @@ func Descriptor(m *Metric, values ...string) string {
 	for _, v := range values {
 		b.WriteByte(0)
 		if len(v) > labelMax {
-			cut := labelMax
+			cut := labelMax - labelHashLen
 			for cut > 0 && !utf8.RuneStart(v[cut]) {
 				cut--
 			}
-			v = v[:cut]
+			fmt.Fprintf(&b, "%s~%08x", v[:cut], uint32(xxh3.HashString(v)))
+			continue
 		}
 		b.WriteString(v)
 	}

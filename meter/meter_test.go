@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -17,14 +18,19 @@ func TestDescriptor(t *testing.T) {
 	if name, values := Parse(d); name != Requests.Name || strings.Join(values, ",") != "m,k,ok" {
 		t.Fatalf("Parse(%q) = %q %q", d, name, values)
 	}
-	long := strings.Repeat("é", 40) // 80 bytes: cut at 64, on a rune boundary
+	long := strings.Repeat("é", 40) // 80 bytes: cut, on a rune boundary, and marked with its hash
 	_, values := Parse(Descriptor(Requests, long, "k", "ok"))
-	if len(values[0]) != labelMax || values[0] != long[:labelMax] {
+	if len(values[0]) > labelMax || !strings.HasPrefix(long, strings.Split(values[0], "~")[0]) || !strings.Contains(values[0], "~") {
 		t.Fatalf("cut label %q (%d bytes)", values[0], len(values[0]))
 	}
-	odd := "a" + strings.Repeat("é", 40) // the cut falls inside a rune: one byte less
-	if _, values := Parse(Descriptor(Requests, odd, "k", "ok")); len(values[0]) != labelMax-1 {
-		t.Fatalf("cut inside a rune: %d bytes", len(values[0]))
+	// Two long values that differ only past the cut keep two series.
+	other := long[:len(long)-2] + "e!"
+	_, v2 := Parse(Descriptor(Requests, other, "k", "ok"))
+	if v2[0] == values[0] {
+		t.Fatalf("two long names that differ past the cut share the label %q", v2[0])
+	}
+	if !utf8.ValidString(values[0]) || !utf8.ValidString(v2[0]) {
+		t.Fatal("a cut label is not valid UTF-8")
 	}
 	if len(Descriptor(Failures, long, long, long)) > shm.MeterDescMax {
 		t.Fatal("the longest descriptor of the metrics does not fit an entry")
