@@ -270,29 +270,9 @@ func TestSettleService(t *testing.T) {
 // prefix is cached there), not to the head, whose own backend is full; a
 // waiter past the locality window does not jump the head.
 func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
-	r, keys := fairRig(t, 1, "k")
-	key := keys["k"]
-	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, m, a := r.gw[0], r.model[0], r.be[0]
-	c := &backendRoute{url: "http://c", cell: ccell, slots: 1}
-	c.up.Store(true)
-	m.backends = []*backendRoute{a, c}
+	r, a, c, take := localityRig(t)
+	g, m := r.gw[0], r.model[0]
 	m.queueMax = 100
-	take := func(cands []*backendRoute) <-chan *backendRoute {
-		out := make(chan *backendRoute, 1)
-		r.running.Add(1)
-		ctx, cancel := context.WithCancel(context.Background())
-		r.leaves = append(r.leaves, cancel)
-		go func() {
-			defer r.running.Done()
-			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, key, 10)
-			out <- b
-		}()
-		return out
-	}
 	queue := func(cands []*backendRoute) <-chan *backendRoute {
 		n := r.qcell.Total()
 		ch := take(cands)
@@ -378,28 +358,8 @@ func TestPinnedGrantLeavesVirtualTime(t *testing.T) {
 // A head whose own backend is out of rotation is not passed over for
 // locality: it takes the free slot.
 func TestLocalityNotForAHeadWhoseBackendIsDown(t *testing.T) {
-	r, keys := fairRig(t, 1, "k")
-	key := keys["k"]
-	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, m, a := r.gw[0], r.model[0], r.be[0]
-	c := &backendRoute{url: "http://c", cell: ccell, slots: 1}
-	c.up.Store(true)
-	m.backends = []*backendRoute{a, c}
-	take := func(cands []*backendRoute) <-chan *backendRoute {
-		out := make(chan *backendRoute, 1)
-		r.running.Add(1)
-		ctx, cancel := context.WithCancel(context.Background())
-		r.leaves = append(r.leaves, cancel)
-		go func() {
-			defer r.running.Done()
-			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, key, 10)
-			out <- b
-		}()
-		return out
-	}
+	r, a, c, take := localityRig(t)
+	g, m := r.gw[0], r.model[0]
 	if got := <-take([]*backendRoute{c}); got != c { // c's one slot taken
 		t.Fatal("no slot while nobody waits")
 	}
@@ -420,4 +380,34 @@ func TestLocalityNotForAHeadWhoseBackendIsDown(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("nobody got the freed slot")
 	}
+}
+
+// localityRig is a fairRig of one key, "k", whose model has two backends
+// of one slot, a (the rig's) and c, and take, which asks worker 0 for a
+// slot on cands for a request of k costing 10 tokens and delivers what it
+// got.
+func localityRig(t *testing.T) (r *queueRig, a, c *backendRoute, take func(cands []*backendRoute) <-chan *backendRoute) {
+	t.Helper()
+	r, keys := fairRig(t, 1, "k")
+	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, m := r.gw[0], r.model[0]
+	a, c = r.be[0], &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	c.up.Store(true)
+	m.backends = []*backendRoute{a, c}
+	take = func(cands []*backendRoute) <-chan *backendRoute {
+		out := make(chan *backendRoute, 1)
+		r.running.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		r.leaves = append(r.leaves, cancel)
+		go func() {
+			defer r.running.Done()
+			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, keys["k"], 10)
+			out <- b
+		}()
+		return out
+	}
+	return r, a, c, take
 }

@@ -190,8 +190,14 @@ func (lq *localQueue) dispatch() {
 		lq.removePinned(i)
 		lq.grant(p, b, false)
 	}
-	for lq.waiting > 0 {
+	for {
+		// Start tags are fixed when requests ask: the mark published here
+		// is the one every other worker compares with.
 		line, mark := lq.best()
+		lq.cell.SetMark(lq.q.col, mark)
+		if line == nil {
+			break
+		}
 		if least, at := lq.cell.MinMark(); least < mark {
 			lq.q.wake(at) // a waiter in another worker goes first
 			return
@@ -215,7 +221,6 @@ func (lq *localQueue) dispatch() {
 		}
 		lq.remove(w)
 		lq.grant(w, b, true)
-		lq.publish()
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
 		lq.q.wake(at)
