@@ -32,12 +32,17 @@ func launch(g *gateway, hold, content string) (<-chan outcome, context.CancelFun
 
 // launchModel is launch for another model.
 func launchModel(g *gateway, model, hold, content string) (<-chan outcome, context.CancelFunc) {
+	return launchAs(g, keyAll, model, hold, content)
+}
+
+// launchAs is launchModel for a request of key.
+func launchAs(g *gateway, key, model, hold, content string) (<-chan outcome, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan outcome, 1)
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions",
 			bytes.NewReader(chatBody(model, hold != "", content)))
-		req.Header.Set("Authorization", "Bearer "+keyAll)
+		req.Header.Set("Authorization", "Bearer "+key)
 		if hold != "" {
 			req.Header.Set("X-Fake-Hold", hold)
 		}

@@ -512,22 +512,7 @@ func excerpt(s, sub string) string {
 // held at the backend under hold, and delivers how it ended.
 func launchKey(t *testing.T, g *gateway, key, hold, content string) <-chan outcome {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	out, cancel := launchAs(g, key, "m", hold, content)
 	t.Cleanup(cancel)
-	out := make(chan outcome, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions",
-			bytes.NewReader(chatBody("m", true, content)))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("X-Fake-Hold", hold)
-		res, err := freshClient().Do(req)
-		if err != nil {
-			out <- outcome{err: err}
-			return
-		}
-		defer res.Body.Close()
-		_, err = io.ReadAll(res.Body)
-		out <- outcome{status: res.StatusCode, err: err}
-	}()
 	return out
 }

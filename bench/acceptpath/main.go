@@ -272,17 +272,9 @@ func (k *keptConn) do(addr, req string, want int, last bool) ([]byte, error) {
 	if _, err := io.WriteString(k.c, req+"\r\n"); err != nil {
 		return nil, err
 	}
-	res, err := http.ReadResponse(k.br, nil)
+	res, body, err := readAnswer(k.br, want)
 	if err != nil {
 		return nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if res.StatusCode != want {
-		return nil, fmt.Errorf("status %d, want %d: %q", res.StatusCode, want, body)
 	}
 	if res.Close != last {
 		return nil, fmt.Errorf("the server says it closes the connection: %t, want %t", res.Close, last)
@@ -314,17 +306,9 @@ func once(addr, req string, want int) ([]byte, error) {
 		return nil, err
 	}
 	br := bufio.NewReader(c)
-	res, err := http.ReadResponse(br, nil)
+	res, body, err := readAnswer(br, want)
 	if err != nil {
 		return nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if res.StatusCode != want {
-		return nil, fmt.Errorf("status %d, want %d: %q", res.StatusCode, want, body)
 	}
 	if !res.Close {
 		return nil, errors.New("the server did not say it closes the connection")
@@ -334,4 +318,22 @@ func once(addr, req string, want int) ([]byte, error) {
 		return nil, fmt.Errorf("after the answer: %d more bytes, err %v", len(rest), err)
 	}
 	return body, nil
+}
+
+// readAnswer reads one answer and its whole body from br, an error unless
+// its status is want.
+func readAnswer(br *bufio.Reader, want int) (*http.Response, []byte, error) {
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode != want {
+		return nil, nil, fmt.Errorf("status %d, want %d: %q", res.StatusCode, want, body)
+	}
+	return res, body, nil
 }
