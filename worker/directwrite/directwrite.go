@@ -17,8 +17,7 @@ package directwrite
 import (
 	"errors"
 	"syscall"
-
-	"golang.org/x/sys/unix"
+	"unsafe"
 )
 
 // Buffered is netpoll's (and hertz's) buffered writer of the same connection,
@@ -37,7 +36,7 @@ type Buffered interface {
 func Send(fd int, w Buffered, bufs [][]byte) error {
 	if fd >= 0 {
 		for len(bufs) > 0 {
-			n, err := unix.Writev(fd, bufs)
+			n, err := writev(fd, bufs)
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
@@ -83,4 +82,40 @@ func FD(conn any) int {
 		return f.Fd()
 	}
 	return -1
+}
+
+// maxIovecs is how many pieces one writev takes (Linux's IOV_MAX is 1024);
+// the rest go in the next call.
+const maxIovecs = 64
+
+// writev is writev(2) made as a raw system call, like netpoll's own reads
+// and writes: the socket is non-blocking, so the call never blocks, and a
+// raw call does not tell the Go scheduler it is entering a system call.
+// That telling (entersyscall) wakes the runtime's monitor thread (sysmon)
+// from its idle sleep and sets it polling every 20 µs again, and with one
+// P sysmon hands the P to another thread when a write is slow: measured
+// on rig scenario e, sysmon's thread alone used a fifth of the worker's
+// CPU at low load (docs/benchmarks-analysis.md, issue 22).
+func writev(fd int, bufs [][]byte) (int, error) {
+	var iovs [maxIovecs]syscall.Iovec
+	n := 0
+	for _, b := range bufs {
+		if n == maxIovecs {
+			break
+		}
+		if len(b) == 0 {
+			continue
+		}
+		iovs[n].Base = &b[0]
+		iovs[n].SetLen(len(b))
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iovs[0])), uintptr(n))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }

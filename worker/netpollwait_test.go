@@ -1,0 +1,94 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+)
+
+// TestNetpollPollerParksWhenIdle checks the patch in third_party/netpoll:
+// an idle netpoll poller waits parked on the Go runtime's poller ("IO
+// wait"), not blocked in an epoll_wait system call ("syscall"), which with
+// one P costs a thread hand-off per wake-up and keeps the runtime's
+// monitor polling every 20 µs (docs/benchmarks-analysis.md, issue 22).
+// Built against upstream netpoll the goroutine stays in "syscall" and the
+// test fails.
+func TestNetpollPollerParksWhenIdle(t *testing.T) {
+	ln, err := netpoll.CreateListener("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := netpoll.NewEventLoop(func(ctx context.Context, c netpoll.Connection) error {
+		b, err := c.Reader().Next(c.Reader().Len())
+		if err != nil {
+			return err
+		}
+		if _, err = c.Writer().WriteBinary(b); err != nil {
+			return err
+		}
+		return c.Writer().Flush()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go loop.Serve(ln)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = loop.Shutdown(ctx)
+	}()
+
+	// A round trip through the loop: its poller has woken and gone idle again.
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err = c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err = c.Read(got); err != nil || string(got) != "ping" {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	var state string
+	for time.Now().Before(deadline) {
+		state = pollerState(t)
+		if state == "IO wait" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("netpoll's poller goroutine is %q when idle, want \"IO wait\" (parked on the runtime's poller)", state)
+}
+
+// pollerState is the state of a goroutine running netpoll's poll loop, as
+// the goroutine dump shows it ("IO wait", "syscall", "runnable"...), or ""
+// when there is none.
+func pollerState(t *testing.T) string {
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(g, "netpoll.(*defaultPoll).Wait") {
+			continue
+		}
+		head, _, _ := strings.Cut(g, "\n")
+		// "goroutine 7 [IO wait]:" or "goroutine 7 [syscall, 2 minutes]:"
+		if i, j := strings.Index(head, "["), strings.Index(head, "]"); i >= 0 && j > i {
+			state, _, _ := strings.Cut(head[i+1:j], ",")
+			return state
+		}
+	}
+	return ""
+}
