@@ -17,6 +17,7 @@ package netpoll
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -162,6 +163,11 @@ func (w idleWaiter) next(p *defaultPoll) (n int, err error) {
 		}
 		return n, err
 	}
+	// Under load more events are about to come: let the goroutines the last
+	// ones readied run first (upstream yields here too, before its blocking
+	// wait), so that a busy poller finds new events when it looks and
+	// rarely parks, which would cost a wake-up through the runtime's poller.
+	runtime.Gosched()
 	// RawConn.Read first clears the descriptor's readiness, then calls the
 	// function, and parks only when it returns false, until the runtime's
 	// poller reports the descriptor readable. The check must come after
