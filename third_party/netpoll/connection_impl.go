@@ -318,7 +318,9 @@ func (c *connection) Read(p []byte) (n int, err error) {
 	src, err := c.inputBuffer.Next(l)
 	n = copy(p, src)
 	if err == nil {
-		err = c.inputBuffer.Release()
+		// sluice's patch (third_party/README.md): the connection's Release,
+		// which drops an emptied buffer's last node, not only the buffer's.
+		err = c.Release()
 	}
 	return n, err
 }

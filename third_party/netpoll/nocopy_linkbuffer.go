@@ -678,10 +678,15 @@ func (b *UnsafeLinkBuffer) calcMaxSize() (sum int) {
 
 // resetTail will reset tail node or add an empty tail node to
 // guarantee the tail node is not larger than 8KB
+//
+// sluice's patch (third_party/README.md): upstream kept a tail node of up
+// to 8 KiB for the connection's life; a connection that waits (an open
+// stream's backend connection between events, an idle keep-alive client)
+// then held a node it was not using. Now an emptied buffer always drops
+// it, and the next read books a new one from the node pool.
 func (b *UnsafeLinkBuffer) resetTail(maxSize int) {
-	if maxSize <= pagesize {
-		// no need to reset a small buffer tail node
-		return
+	if cap(b.write.buf) == 0 {
+		return // already an empty tail
 	}
 	// set nil tail
 	b.write.next = newLinkBufferNode(0)

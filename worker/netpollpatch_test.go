@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -91,4 +92,81 @@ func pollerState(t *testing.T) string {
 		}
 	}
 	return ""
+}
+
+// TestNetpollConnectionDropsEmptiedInputNode checks the other patch in
+// third_party/netpoll: a connection whose input has been read to the end
+// keeps no input buffer node. Upstream kept the last node (4 KiB here, the
+// worker's netpoll BufferSize) for the connection's life, so every open
+// stream's backend connection held one while it waited for the next event
+// (docs/benchmarks-analysis.md, issue 22 part 2). The test dials many
+// connections the way upstream.Pool does, reads what the other side sent
+// with Read, and bounds the live heap each connection keeps: about 3 KiB
+// with the patch (netpoll's connection objects and write barrier, the
+// listener's side), over 7 KiB without it.
+func TestNetpollConnectionDropsEmptiedInputNode(t *testing.T) {
+	const conns = 512
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, conns)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("event: 1\n\n"))
+			accepted <- c
+		}
+	}()
+
+	before := liveHeap()
+	dialed := make([]netpoll.Connection, 0, conns)
+	defer func() {
+		for _, c := range dialed {
+			_ = c.Close()
+		}
+	}()
+	var served []net.Conn
+	defer func() {
+		for _, c := range served {
+			_ = c.Close()
+		}
+	}()
+	buf := make([]byte, 64)
+	for range conns {
+		c, err := netpoll.DialConnection("tcp", ln.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dialed = append(dialed, c)
+		_ = c.SetReadTimeout(10 * time.Second)
+		got := 0
+		for got < 10 {
+			n, err := c.Read(buf[got:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+		served = append(served, <-accepted)
+	}
+	perConn := (liveHeap() - before) / conns
+	t.Logf("live heap per connection: %d bytes", perConn)
+	if perConn > 5<<10 {
+		t.Errorf("each read-out connection keeps %d bytes of live heap, want under 5 KiB: its input node was kept", perConn)
+	}
+}
+
+// liveHeap is the heap in use after two collections, which also empty the
+// sync.Pools that netpoll's node cache is made of.
+func liveHeap() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
