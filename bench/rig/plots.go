@@ -38,6 +38,10 @@ func writePlots(rows []row) string {
 			scenario: "f", logX: true, logY: true, y: func(r row) (float64, bool) { return r.cpuReq, r.cpuReq > 0 }},
 		{file: "rss-vs-streams.png", title: "RSS under N open streams, 100 KB prompts (c)", xLabel: "open streams", yLabel: "RSS MiB, all processes",
 			scenario: "c", y: func(r row) (float64, bool) { return r.rssLoad / 1024, r.rssLoad > 0 }},
+		{file: "cpu-vs-rate.png", title: "CPU per request against offered load, 300 ms upstream (d)", xLabel: "requests per second (open loop)", yLabel: "CPU µs per request",
+			scenario: "d", y: func(r row) (float64, bool) { return r.cpuReq, r.cpuReq > 0 }},
+		{file: "kib-per-stream-vs-streams.png", title: "RSS per open stream against open streams, 100 KB prompts (c)", xLabel: "open streams", yLabel: "KiB per open stream",
+			scenario: "c", y: func(r row) (float64, bool) { return r.perStream, r.perStream > 0 }},
 		{file: "rss-per-stream-vs-prompt.png", title: "RSS per open stream against prompt size (f2)", xLabel: "prompt bytes (log)", yLabel: "KiB per open stream",
 			scenario: "f2", logX: true, y: func(r row) (float64, bool) { return r.perStream, r.perStream > 0 }},
 	}
