@@ -49,7 +49,6 @@ type connection struct {
 	writeTrigger  chan error
 	inputBuffer   *LinkBuffer
 	outputBuffer  *LinkBuffer
-	outputBarrier *barrier
 	maxSize       int       // The maximum size of data between two Release().
 	bookSize      int       // The size of data that can be read at once.
 	state         connState // Connection state should be changed sequentially.
@@ -372,7 +371,6 @@ func (c *connection) init(conn Conn, opts *options) (err error) {
 	c.writeTrigger = make(chan error, 1)
 	c.bookSize, c.maxSize = defaultLinkBufferSize, defaultLinkBufferSize
 	c.inputBuffer, c.outputBuffer = NewLinkBuffer(defaultLinkBufferSize), NewLinkBuffer()
-	c.outputBarrier = barrierPool.Get().(*barrier)
 	c.state = connStateNone
 
 	c.initNetFD(conn) // conn must be *netFD{}
@@ -518,8 +516,16 @@ func (c *connection) flush() error {
 	if c.outputBuffer.IsEmpty() {
 		return nil
 	}
-	bs := c.outputBuffer.GetBytes(c.outputBarrier.bs)
-	n, err := sendmsg(c.fd, bs, c.outputBarrier.ivs, false)
+	// sluice's patch (third_party/README.md): the barrier (the iovec arrays,
+	// ~1.4 KiB) is taken for this flush only, not for the connection's life:
+	// a connection that waits (an open stream) holds none. sendmsg clears
+	// the arrays it filled (resetIovecs), so the pool keeps no view of the
+	// output buffer.
+	barrier := barrierPool.Get().(*barrier)
+	bs := c.outputBuffer.GetBytes(barrier.bs)
+	n, err := sendmsg(c.fd, bs, barrier.ivs, false)
+	resetIovecs(bs, nil) // sendmsg does too, but not when it sent nothing
+	barrierPool.Put(barrier)
 	if err != nil && err != syscall.EAGAIN {
 		return Exception(err, "when flush")
 	}

@@ -78,7 +78,6 @@ func (c *connection) closeBuffer() {
 	}
 	if c.outputBuffer.Len() == 0 || onConnect != nil || onRequest != nil {
 		c.outputBuffer.Close()
-		barrierPool.Put(c.outputBarrier)
 	}
 }
 

@@ -175,7 +175,7 @@ func (w idleWaiter) next(p *defaultPoll) (n int, err error) {
 	// non-blocking epoll_wait per wake-up is made here, inside Read.
 	rerr := w.conn.Read(func(uintptr) bool {
 		n, err = EpollWait(p.fd, p.events, 0)
-		return n > 0 || (err != nil && err != syscall.EINTR)
+		return n > 0 || err != nil // EINTR too: the caller looks again
 	})
 	if rerr != nil { // the duplicate was closed: wait as upstream does
 		return EpollWait(p.fd, p.events, -1)
