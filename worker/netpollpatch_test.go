@@ -22,32 +22,10 @@ import (
 // Built against upstream netpoll the goroutine stays in "syscall" and the
 // test fails.
 func TestNetpollPollerParksWhenIdle(t *testing.T) {
-	ln, err := netpoll.CreateListener("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := netpoll.NewEventLoop(func(ctx context.Context, c netpoll.Connection) error {
-		b, err := c.Reader().Next(c.Reader().Len())
-		if err != nil {
-			return err
-		}
-		if _, err = c.Writer().WriteBinary(b); err != nil {
-			return err
-		}
-		return c.Writer().Flush()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go loop.Serve(ln)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = loop.Shutdown(ctx)
-	}()
+	addr := startEcho(t)
 
 	// A round trip through the loop: its poller has woken and gone idle again.
-	c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +49,35 @@ func TestNetpollPollerParksWhenIdle(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("netpoll's poller goroutine is %q when idle, want \"IO wait\" (parked on the runtime's poller)", state)
+}
+
+// startEcho serves, on a netpoll event loop until the test ends, an echo
+// of whatever each connection sends; it returns the address.
+func startEcho(t *testing.T) string {
+	ln, err := netpoll.CreateListener("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := netpoll.NewEventLoop(func(ctx context.Context, c netpoll.Connection) error {
+		b, err := c.Reader().Next(c.Reader().Len())
+		if err != nil {
+			return err
+		}
+		if _, err = c.Writer().WriteBinary(b); err != nil {
+			return err
+		}
+		return c.Writer().Flush()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go loop.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = loop.Shutdown(ctx)
+	})
+	return ln.Addr().String()
 }
 
 // pollerState is the state of a goroutine running netpoll's poll loop, as
@@ -100,7 +107,7 @@ func pollerState(t *testing.T) string {
 // keeps no input buffer node, and a connection keeps no write barrier
 // between flushes. Upstream kept the last input node (4 KiB here, the
 // worker's netpoll BufferSize) for the connection's life, and the barrier
-// (~1.1 KiB of iovec arrays) from its first moment, so every open stream's
+// (~1.3 KiB of iovec arrays) from its first moment, so every open stream's
 // two connections held both while they waited (docs/benchmarks-analysis.md,
 // issue 22 part 2). The test dials many connections the way upstream.Pool
 // does, reads what the other side sent with Read, and bounds the live heap
@@ -181,36 +188,14 @@ func liveHeap() int64 {
 // until its deadline, and the test fails on it.
 func TestNetpollNoLostWakeups(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	ln, err := netpoll.CreateListener("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop, err := netpoll.NewEventLoop(func(ctx context.Context, c netpoll.Connection) error {
-		b, err := c.Reader().Next(c.Reader().Len())
-		if err != nil {
-			return err
-		}
-		if _, err = c.Writer().WriteBinary(b); err != nil {
-			return err
-		}
-		return c.Writer().Flush()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go loop.Serve(ln)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = loop.Shutdown(ctx)
-	}()
+	addr := startEcho(t)
 
 	const conns, trips = 200, 30
 	errs := make(chan error, conns)
 	for i := range conns {
 		go func() {
 			errs <- func() error {
-				c, err := netpoll.DialConnection("tcp", ln.Addr().String(), 10*time.Second)
+				c, err := netpoll.DialConnection("tcp", addr, 10*time.Second)
 				if err != nil {
 					return err
 				}

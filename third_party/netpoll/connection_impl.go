@@ -516,8 +516,8 @@ func (c *connection) flush() error {
 	if c.outputBuffer.IsEmpty() {
 		return nil
 	}
-	// sluice's patch (third_party/README.md): the barrier (the iovec arrays,
-	// ~1.4 KiB) is taken for this flush only, not for the connection's life:
+	// sluice's patch (third_party/README.md): the barrier (two arrays of
+	// barriercap iovecs, ~1.3 KiB) is taken for this flush only, not for the connection's life:
 	// a connection that waits (an open stream) holds none. sendmsg clears
 	// the arrays it filled (resetIovecs), so the pool keeps no view of the
 	// output buffer.

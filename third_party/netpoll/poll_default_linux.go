@@ -157,11 +157,12 @@ func (p *defaultPoll) idleWaiter() idleWaiter {
 
 // next returns p's next events: those ready now, or else the first to come.
 func (w idleWaiter) next(p *defaultPoll) (n int, err error) {
-	if w.conn == nil {
-		if n, err = EpollWait(p.fd, p.events, 0); n == 0 && err == nil {
-			n, err = EpollWait(p.fd, p.events, -1)
+	if w.conn == nil { // upstream's loop: look, yield, block
+		if n, err = EpollWait(p.fd, p.events, 0); n != 0 || err != nil {
+			return n, err
 		}
-		return n, err
+		runtime.Gosched()
+		return EpollWait(p.fd, p.events, -1)
 	}
 	// Under load more events are about to come: let the goroutines the last
 	// ones readied run first (upstream yields here too, before its blocking
