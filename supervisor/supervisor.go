@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ import (
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
+	"github.com/sluice-gw/sluice/supervisor/probe"
 )
 
 // Options is what the supervisor runs.
@@ -485,26 +487,47 @@ func (s *supervisor) startAdmin(addr, token string) (*http.Server, string, error
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("ok\n")) //nolint:errcheck
+		w.Write([]byte(healthzBody)) //nolint:errcheck
 	})
 	mux.Handle("GET /metrics", requireToken(token, s.metrics.handler()))
 	mux.Handle("GET /status", requireToken(token, http.HandlerFunc(s.status)))
 	s.routeStatusPage(mux, token)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ready := 0
-		for _, sl := range s.slots {
-			if sl.ready.Load() {
-				ready++
-			}
+		status, body := s.readiness()
+		if status != http.StatusOK {
+			w.WriteHeader(status)
 		}
-		if s.stopping.Load() || ready < len(s.slots) {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		fmt.Fprintf(w, "workers ready: %d/%d\n", ready, len(s.slots))
+		w.Write([]byte(body)) //nolint:errcheck
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	const headerTimeout = 5 * time.Second
+	// Plain probes on fresh connections are answered before net/http
+	// (docs/accept-path.md); the mux answers the rest, the probes included.
+	probes := probe.Wrap(ln, map[string]probe.Answer{
+		"/healthz": func() (int, string) { return http.StatusOK, healthzBody },
+		"/readyz":  s.readiness,
+	}, headerTimeout)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
+	go srv.Serve(probes) //nolint:errcheck // ends with Close
 	return srv, ln.Addr().String(), nil
+}
+
+// healthzBody is /healthz's answer: the supervisor answers, so it is alive.
+const healthzBody = "ok\n"
+
+// readiness is /readyz's answer: 200 when every worker slot has a worker
+// accepting connections and the supervisor is not stopping, 503 otherwise.
+func (s *supervisor) readiness() (status int, body string) {
+	ready := 0
+	for _, sl := range s.slots {
+		if sl.ready.Load() {
+			ready++
+		}
+	}
+	status = http.StatusOK
+	if s.stopping.Load() || ready < len(s.slots) {
+		status = http.StatusServiceUnavailable
+	}
+	return status, "workers ready: " + strconv.Itoa(ready) + "/" + strconv.Itoa(len(s.slots)) + "\n"
 }
 
 // requireToken serves h only to requests carrying "Authorization: Bearer

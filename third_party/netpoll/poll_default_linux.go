@@ -111,7 +111,7 @@ func (p *defaultPoll) Wait() (err error) {
 		if n == p.size && p.size < 128*1024 {
 			p.Reset(p.size<<1, caps)
 		}
-		n, err = idle.next(p)
+		n, err = idle.next()
 		if err != nil && err != syscall.EINTR {
 			return err
 		}
@@ -130,33 +130,48 @@ func (p *defaultPoll) Wait() (err error) {
 // the Go runtime's poller when the epoll descriptor could be registered
 // there, else in a blocking epoll_wait as upstream does.
 type idleWaiter struct {
+	p    *defaultPoll
 	file *os.File        // a duplicate of the epoll descriptor, runtime-polled
 	conn syscall.RawConn // file's, to wait on
+	// check is RawConn.Read's function, made once: a closure made per call
+	// would escape to the heap on every wake-up. It leaves its result in n
+	// and err.
+	check func(uintptr) bool
+	n     int
+	err   error
 }
 
-func (p *defaultPoll) idleWaiter() idleWaiter {
+func (p *defaultPoll) idleWaiter() *idleWaiter {
+	w := &idleWaiter{p: p}
+	w.check = func(uintptr) bool {
+		w.n, w.err = EpollWait(w.p.fd, w.p.events, 0)
+		return w.n > 0 || w.err != nil // EINTR too: the caller looks again
+	}
 	fd, err := syscall.Dup(p.fd)
 	if err != nil {
-		return idleWaiter{}
+		return w
 	}
 	syscall.CloseOnExec(fd)
 	// O_NONBLOCK makes os.NewFile register the descriptor with the runtime's
 	// poller; epoll_wait itself ignores the flag (its timeout decides).
 	if err = syscall.SetNonblock(fd, true); err != nil {
 		_ = syscall.Close(fd)
-		return idleWaiter{}
+		return w
 	}
 	f := os.NewFile(uintptr(fd), "netpoll-epoll")
 	conn, err := f.SyscallConn()
 	if err != nil {
 		_ = f.Close()
-		return idleWaiter{}
+		return w
 	}
-	return idleWaiter{file: f, conn: conn}
+	w.file, w.conn = f, conn
+	return w
 }
 
-// next returns p's next events: those ready now, or else the first to come.
-func (w idleWaiter) next(p *defaultPoll) (n int, err error) {
+// next returns the poller's next events: those ready now, or else the
+// first to come.
+func (w *idleWaiter) next() (n int, err error) {
+	p := w.p
 	if w.conn == nil { // upstream's loop: look, yield, block
 		if n, err = EpollWait(p.fd, p.events, 0); n != 0 || err != nil {
 			return n, err
@@ -174,17 +189,13 @@ func (w idleWaiter) next(p *defaultPoll) (n int, err error) {
 	// poller reports the descriptor readable. The check must come after
 	// the clearing, or an event between the two is lost: so the one
 	// non-blocking epoll_wait per wake-up is made here, inside Read.
-	rerr := w.conn.Read(func(uintptr) bool {
-		n, err = EpollWait(p.fd, p.events, 0)
-		return n > 0 || err != nil // EINTR too: the caller looks again
-	})
-	if rerr != nil { // the duplicate was closed: wait as upstream does
+	if rerr := w.conn.Read(w.check); rerr != nil { // the duplicate was closed: wait as upstream does
 		return EpollWait(p.fd, p.events, -1)
 	}
-	return n, err
+	return w.n, w.err
 }
 
-func (w idleWaiter) close() {
+func (w *idleWaiter) close() {
 	if w.file != nil {
 		_ = w.file.Close()
 	}

@@ -1,0 +1,254 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProbeHead(t *testing.T) {
+	cases := []struct {
+		head   string
+		path   string // "" when the head is for net/http
+		http11 bool
+	}{
+		{"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n", "/readyz", true},
+		{"GET /healthz HTTP/1.1\r\nhost: localhost\r\nUser-Agent: kube-probe/1.31\r\nAccept: */*\r\nConnection: close\r\n\r\n", "/healthz", true},
+		{"GET /readyz HTTP/1.0\r\n\r\n", "/readyz", false},
+		{"GET /readyz HTTP/1.0\r\nHost: [::1]:9090\r\n\r\n", "/readyz", false},
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nX-Empty:\r\n\r\n", "/readyz", true},
+		// For net/http:
+		{"GET /readyz HTTP/1.1\r\n\r\n", "", false},                                            // no Host
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "", false},                      // two
+		{"GET /readyz HTTP/1.1\r\nHost: a b\r\n\r\n", "", false},                               // not a plain host
+		{"GET /readyz HTTP/1.1\r\nHost:\r\n\r\n", "", false},                                   // empty
+		{"GET /readyz?verbose HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                         // a query
+		{"GET /readyz/ HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                                // not letters
+		{"GET http://a/readyz HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                         // absolute form
+		{"HEAD /readyz HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                                // another method
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", "", false},            // a body header
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: x\r\n\r\n", "", false},         // a body header
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", "", false},         // an expectation
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\n\r\nGET /", "", false},                            // more after the head
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\n", "", false},                                     // incomplete
+		{"GET /readyz HTTP/1.1\nHost: a\n\n", "", false},                                       // bare LF
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n", "", false},                      // obsolete folding
+		{"GET /readyz HTTP/1.1\r\nHost : a\r\n\r\n", "", false},                                // space before the colon
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nX: a\x00b\r\n\r\n", "", false},                    // a control byte
+		{"GET /readyz HTTP/2.0\r\nHost: a\r\n\r\n", "", false},                                 // another version
+		{"GET  /readyz HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                                // two spaces
+		{"GET /readyz HTTP/1.1 \r\nHost: a\r\n\r\n", "", false},                                // a trailing space
+		{"GET / HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                                       // the root
+		{"\r\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                             // a leading blank line
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n\r\n", "", false},                             // an extra blank line
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nX\xff: b\r\n\r\n", "", false},                     // not a token
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\n: b\r\n\r\n", "", false},                          // no name
+		{"GET /Readyz HTTP/1.1\r\nHost: a\r\n\r\n", "", false},                                 // upper case
+		{"GET /readyz HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\n", "/readyz", true}, // answered, then closed
+	}
+	for _, c := range cases {
+		path, http11, ok := ProbeHead([]byte(c.head))
+		if ok != (c.path != "") || path != c.path || http11 != c.http11 {
+			t.Errorf("ProbeHead(%q) = %q, %v, %v; want %q, %v", c.head, path, http11, ok, c.path, c.http11)
+		}
+	}
+}
+
+// FuzzProbeHead checks ProbeHead against net/http's own parser: every head
+// it answers must be one request that net/http reads whole, as the same GET
+// of the same path, without a body or a query, with the Host net/http's
+// server requires for HTTP/1.1.
+func FuzzProbeHead(f *testing.F) {
+	for _, s := range []string{
+		"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n",
+		"GET /healthz HTTP/1.0\r\n\r\n",
+		"GET /readyz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+		"GET /readyz HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+		"GET /readyz HTTP/1.1\r\nHost: [::1]\r\nX: \t\x80\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		path, http11, ok := ProbeHead(head)
+		if !ok {
+			return
+		}
+		br := bufio.NewReader(bytes.NewReader(head))
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			t.Fatalf("ProbeHead answers %q, net/http refuses it: %v", head, err)
+		}
+		if br.Buffered() != 0 {
+			t.Fatalf("ProbeHead answers %q, net/http leaves %d bytes", head, br.Buffered())
+		}
+		if req.Method != http.MethodGet || req.URL.Path != path || req.URL.RawQuery != "" || req.URL.Host != "" ||
+			req.ContentLength != 0 || len(req.TransferEncoding) != 0 || req.ProtoAtLeast(1, 1) != http11 {
+			t.Fatalf("ProbeHead(%q) = %q, %v; net/http reads %s %q %q cl=%d te=%v %s",
+				head, path, http11, req.Method, req.URL.Path, req.URL.RawQuery, req.ContentLength, req.TransferEncoding, req.Proto)
+		}
+		if http11 && (req.Host == "" || len(req.Header.Values("Host")) != 0) {
+			t.Fatalf("ProbeHead(%q): net/http's server would refuse the Host %q", head, req.Host)
+		}
+		if req.Header.Get("Expect") != "" {
+			t.Fatalf("ProbeHead(%q) answers an expectation", head)
+		}
+	})
+}
+
+// TestAnswerAsNetHTTP compares the probe's answer with net/http's for the
+// same status and body: the same status line, headers and body, whatever
+// the client reads them with.
+func TestAnswerAsNetHTTP(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 4, 5, 0, time.UTC)
+	for _, c := range []struct {
+		status int
+		body   string
+	}{{200, "ok\n"}, {503, "workers ready: 1/2\n"}} {
+		for _, http11 := range []bool{true, false} {
+			ours, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(appendAnswer(nil, http11, c.status, c.body, now))), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(ours.Body)
+			if ours.StatusCode != c.status || string(body) != c.body || ours.ProtoAtLeast(1, 1) != http11 || !ours.Close ||
+				ours.Header.Get("Content-Type") != "text/plain; charset=utf-8" || ours.ContentLength != int64(len(c.body)) ||
+				ours.Header.Get("Date") != "Sat, 05 Dec 2026 03:04:05 GMT" {
+				t.Errorf("answer %d %q http11=%v: read as %s %q %v", c.status, c.body, http11, ours.Status, body, ours.Header)
+			}
+		}
+	}
+}
+
+// serveWrapped runs an http.Server behind Wrap on a loopback port: the mux
+// answers "/readyz from net/http"; the probe path answers "from probe".
+func serveWrapped(t *testing.T) (addr string, l *Listener, srv *http.Server) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "from net/http\n") //nolint:errcheck
+	})
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(w, r.Body) //nolint:errcheck
+	})
+	l = Wrap(ln, map[string]Answer{"/readyz": func() (int, string) { return 503, "from probe\n" }}, 5*time.Second)
+	srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-served; err != http.ErrServerClosed {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String(), l, srv
+}
+
+// exchange sends req on a fresh connection and returns all it reads until
+// the server closes the connection.
+func exchange(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second)) //nolint:errcheck
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("%q: %v after %q", req, err, out)
+	}
+	return string(out)
+}
+
+func TestListenerAnswersProbesAndHandsOverTheRest(t *testing.T) {
+	addr, _, _ := serveWrapped(t)
+	for _, c := range []struct {
+		name, req, want string
+	}{
+		{"probe", "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"},
+		{"probe, HTTP/1.0", "GET /readyz HTTP/1.0\r\n\r\n", "HTTP/1.0 503 Service Unavailable\r\n"},
+		{"a query", "GET /readyz?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "from net/http\n"},
+		{"HEAD", "HEAD /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 OK\r\n"},
+		{"no Host", "GET /readyz HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request: missing required Host header"},
+		{"a path it does not answer", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 404 Not Found\r\n"},
+		{"a body, replayed whole", "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\r\nhello world", "\r\n\r\nhello world"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := exchange(t, addr, c.req)
+			if !strings.Contains(got, c.want) {
+				t.Errorf("got %q, want it to contain %q", got, c.want)
+			}
+			if strings.Contains(got, "from probe") != strings.HasPrefix(c.name, "probe") {
+				t.Errorf("answered by the wrong path: %q", got)
+			}
+		})
+	}
+}
+
+func TestListenerCloseStopsAccepting(t *testing.T) {
+	addr, l, srv := serveWrapped(t)
+	// A connection being read to decide when the server closes: closed, not
+	// handed over to a server that no longer accepts.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := exchange(t, addr, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"); !strings.Contains(got, "from probe") {
+		t.Fatalf("before Close: %q", got)
+	}
+	srv.Close()
+	if _, err := l.Accept(); err != net.ErrClosed {
+		t.Errorf("Accept after Close: %v", err)
+	}
+	// (The write may fail: the connection may have been reset, never
+	// accepted, when the listener closed.)
+	io.WriteString(c, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n") //nolint:errcheck
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))     //nolint:errcheck
+	if n, err := c.Read(make([]byte, 64)); err == nil || n != 0 {
+		t.Errorf("the undecided connection after Close: read %d, %v; want it closed", n, err)
+	}
+	if _, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+		t.Errorf("dial after Close succeeded")
+	}
+}
+
+// TestHeadInTwoReads: a head whose first read is incomplete goes to
+// net/http, which reads it whole — the first read replayed, then the rest.
+// net.Pipe makes each write one read.
+func TestHeadInTwoReads(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Wrap(ln, map[string]Answer{"/readyz": func() (int, string) { return 200, "from probe\n" }}, 5*time.Second)
+	defer l.Close()
+	client, server := net.Pipe()
+	defer client.Close()
+	go l.serve(server)
+	head := "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"
+	if _, err := io.WriteString(client, head[:20]); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.WriteString(client, head[20:]) //nolint:errcheck // read below
+	got := make([]byte, len(head))
+	if _, err := io.ReadFull(hc, got); err != nil || string(got) != head {
+		t.Fatalf("handed over: %q, %v; want %q", got, err, head)
+	}
+}
