@@ -44,6 +44,9 @@ type Listener struct {
 	done    chan struct{}     // closed by Close
 	once    sync.Once
 	bufs    sync.Pool // *[maxHead]byte
+
+	mu       sync.Mutex
+	deciding map[net.Conn]struct{} // connections being read: Close cuts their read
 }
 
 // Wrap returns a Listener over ln that answers GET requests for the paths
@@ -51,12 +54,13 @@ type Listener struct {
 // timeout. It starts accepting at once.
 func Wrap(ln net.Listener, answers map[string]Answer, timeout time.Duration) *Listener {
 	l := &Listener{
-		inner:   ln,
-		answers: answers,
-		timeout: timeout,
-		conns:   make(chan net.Conn),
-		errs:    make(chan error),
-		done:    make(chan struct{}),
+		inner:    ln,
+		answers:  answers,
+		timeout:  timeout,
+		conns:    make(chan net.Conn),
+		errs:     make(chan error),
+		done:     make(chan struct{}),
+		deciding: make(map[net.Conn]struct{}),
 	}
 	l.bufs.New = func() any { return new([maxHead]byte) }
 	go l.acceptLoop()
@@ -76,15 +80,34 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close stops accepting and closes the inner listener; connections being
-// read to decide are closed when their read ends.
+// Close stops accepting, closes the inner listener, and ends the reads of
+// the connections not yet decided: those are closed unanswered, as
+// http.Server.Close closes the connections it serves.
 func (l *Listener) Close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.done)
 		err = l.inner.Close()
+		l.mu.Lock()
+		for c := range l.deciding {
+			c.SetReadDeadline(aLongTimeAgo) //nolint:errcheck // the read ends either way: closed below, or by its own deadline
+		}
+		l.mu.Unlock()
 	})
 	return err
+}
+
+// aLongTimeAgo is a deadline in the past: it ends a blocked read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// closed reports whether Close was called.
+func (l *Listener) closed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Addr is the inner listener's address.
@@ -121,11 +144,26 @@ func isTemporary(err error) bool {
 
 // serve reads c's first bytes and answers a probe, or hands c over.
 func (l *Listener) serve(c net.Conn) {
+	accepted := time.Now()
+	l.mu.Lock()
+	l.deciding[c] = struct{}{}
+	l.mu.Unlock()
+	if l.closed() { // Close may have missed c
+		l.forget(c)
+		c.Close()
+		return
+	}
 	buf := l.bufs.Get().(*[maxHead]byte)
 	if l.timeout > 0 {
-		c.SetReadDeadline(time.Now().Add(l.timeout)) //nolint:errcheck // a failed set shows as a read error
+		c.SetReadDeadline(accepted.Add(l.timeout)) //nolint:errcheck // a failed set shows as a read error
 	}
 	n, err := c.Read(buf[:])
+	l.forget(c)
+	if l.closed() {
+		l.bufs.Put(buf)
+		c.Close()
+		return
+	}
 	if err == nil && n < len(buf) {
 		if path, http11, ok := ProbeHead(buf[:n]); ok {
 			if answer := l.answers[path]; answer != nil {
@@ -144,10 +182,13 @@ func (l *Listener) serve(c net.Conn) {
 		first = append([]byte(nil), buf[:n]...)
 	}
 	l.bufs.Put(buf)
-	if l.timeout > 0 {
-		c.SetReadDeadline(time.Time{}) //nolint:errcheck // net/http sets its own
-	}
 	hc := &replayConn{Conn: c, first: first, err: err}
+	if l.timeout > 0 {
+		// net/http's header timeout starts when it begins to read: the
+		// time spent here comes off it (replayConn.SetReadDeadline), so a
+		// slow head gets one timeout in all, not two.
+		hc.headDeadline = accepted.Add(l.timeout)
+	}
 	select {
 	case l.conns <- hc:
 	case <-l.done:
@@ -155,9 +196,17 @@ func (l *Listener) serve(c net.Conn) {
 	}
 }
 
-// appendAnswer appends the whole answer to a probe, in the form net/http
-// gives it (its status line for the request's version, its headers in its
-// order), announcing the close.
+// forget removes c from the connections being decided.
+func (l *Listener) forget(c net.Conn) {
+	l.mu.Lock()
+	delete(l.deciding, c)
+	l.mu.Unlock()
+}
+
+// appendAnswer appends the whole answer to a probe, byte for byte as
+// net/http gives it to a request that asks to close (TestAnswerAsNetHTTP):
+// its status line for the request's version, its headers in its order,
+// "Connection: close" for HTTP/1.1 (HTTP/1.0 closes by default).
 func appendAnswer(b []byte, http11 bool, status int, body string, now time.Time) []byte {
 	if http11 {
 		b = append(b, "HTTP/1.1 "...)
@@ -167,11 +216,15 @@ func appendAnswer(b []byte, http11 bool, status int, body string, now time.Time)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
 	b = append(b, http.StatusText(status)...)
-	b = append(b, "\r\nConnection: close\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(body)), 10)
-	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nDate: "...)
+	b = append(b, "\r\nDate: "...)
 	b = now.UTC().AppendFormat(b, http.TimeFormat)
-	b = append(b, "\r\n\r\n"...)
+	b = append(b, "\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\n"...)
+	if http11 {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
 	return append(b, body...)
 }
 
@@ -182,6 +235,29 @@ type replayConn struct {
 	net.Conn
 	first []byte
 	err   error
+	// headDeadline, when set, bounds the first read deadline net/http
+	// sets (its header timeout): the head's time started at accept.
+	headDeadline time.Time
+}
+
+// SetReadDeadline sets the connection's read deadline; the first one set
+// is no later than headDeadline.
+func (c *replayConn) SetReadDeadline(t time.Time) error {
+	if !c.headDeadline.IsZero() {
+		if t.IsZero() || t.After(c.headDeadline) {
+			t = c.headDeadline
+		}
+		c.headDeadline = time.Time{}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline sets both deadlines, the read one as SetReadDeadline does.
+func (c *replayConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,10 +60,79 @@ func TestProbeHead(t *testing.T) {
 	}
 }
 
-// FuzzProbeHead checks ProbeHead against net/http's own parser: every head
-// it answers must be one request that net/http reads whole, as the same GET
-// of the same path, without a body or a query, with the Host net/http's
-// server requires for HTTP/1.1.
+// plainServer is net/http alone, with the mux the supervisor's probes
+// have: what the fast path must answer like.
+func plainServer(tb testing.TB) (addr string) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	for path, answer := range testAnswers {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			status, body := answer()
+			if status != http.StatusOK {
+				w.WriteHeader(status)
+			}
+			io.WriteString(w, body) //nolint:errcheck
+		})
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	tb.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// testAnswers are the probes' answers in these tests: one 200, one 503.
+var testAnswers = map[string]Answer{
+	"/healthz": func() (int, string) { return http.StatusOK, "ok\n" },
+	"/readyz":  func() (int, string) { return http.StatusServiceUnavailable, "workers ready: 1/2\n" },
+}
+
+// netHTTPAnswer sends head to net/http at addr and returns its answer,
+// read whole, with the Date and Connection headers left out (the fast
+// path's Date is its own; it always closes).
+func netHTTPAnswer(tb testing.TB, addr string, head []byte) string {
+	tb.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second)) //nolint:errcheck
+	if _, err := c.Write(head); err != nil {
+		tb.Fatal(err)
+	}
+	return canonicalAnswer(tb, bufio.NewReader(c))
+}
+
+// canonicalAnswer reads one answer and writes it back in one form: status
+// line, headers but Date and Connection (sorted), body.
+func canonicalAnswer(tb testing.TB, r *bufio.Reader) string {
+	tb.Helper()
+	resp, err := http.ReadResponse(r, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp.Header.Del("Date")
+	resp.Header.Del("Connection")
+	var out strings.Builder
+	out.WriteString(resp.Proto + " " + resp.Status + "\n")
+	resp.Header.Write(&out) //nolint:errcheck
+	out.WriteString("\n")
+	out.Write(body)
+	return out.String()
+}
+
+// FuzzProbeHead checks ProbeHead against net/http: every head it answers
+// must be one request that net/http's parser reads whole, as the same GET
+// of the same path without a body or a query, and that net/http's server
+// answers as the fast path does (status line, headers, body).
 func FuzzProbeHead(f *testing.F) {
 	for _, s := range []string{
 		"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n",
@@ -70,9 +140,11 @@ func FuzzProbeHead(f *testing.F) {
 		"GET /readyz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
 		"GET /readyz HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
 		"GET /readyz HTTP/1.1\r\nHost: [::1]\r\nX: \t\x80\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nHost: a_b.c:99999999\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
+	addr := plainServer(f)
 	f.Fuzz(func(t *testing.T, head []byte) {
 		path, http11, ok := ProbeHead(head)
 		if !ok {
@@ -91,34 +163,42 @@ func FuzzProbeHead(f *testing.F) {
 			t.Fatalf("ProbeHead(%q) = %q, %v; net/http reads %s %q %q cl=%d te=%v %s",
 				head, path, http11, req.Method, req.URL.Path, req.URL.RawQuery, req.ContentLength, req.TransferEncoding, req.Proto)
 		}
-		if http11 && (req.Host == "" || len(req.Header.Values("Host")) != 0) {
-			t.Fatalf("ProbeHead(%q): net/http's server would refuse the Host %q", head, req.Host)
+		answer := testAnswers[path]
+		if answer == nil {
+			return // handed over: net/http answers it
 		}
-		if req.Header.Get("Expect") != "" {
-			t.Fatalf("ProbeHead(%q) answers an expectation", head)
+		status, body := answer()
+		ours := canonicalAnswer(t, bufio.NewReader(bytes.NewReader(appendAnswer(nil, http11, status, body, time.Now()))))
+		if theirs := netHTTPAnswer(t, addr, head); ours != theirs {
+			t.Fatalf("ProbeHead answers %q as\n%s\nnet/http as\n%s", head, ours, theirs)
 		}
 	})
 }
 
-// TestAnswerAsNetHTTP compares the probe's answer with net/http's for the
-// same status and body: the same status line, headers and body, whatever
-// the client reads them with.
+// TestAnswerAsNetHTTP compares the probe's answer, byte for byte, with
+// net/http's to a request with "Connection: close" (the Date aside).
 func TestAnswerAsNetHTTP(t *testing.T) {
-	now := time.Date(2026, 12, 5, 3, 4, 5, 0, time.UTC)
-	for _, c := range []struct {
-		status int
-		body   string
-	}{{200, "ok\n"}, {503, "workers ready: 1/2\n"}} {
-		for _, http11 := range []bool{true, false} {
-			ours, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(appendAnswer(nil, http11, c.status, c.body, now))), nil)
+	addr := plainServer(t)
+	now := time.Now()
+	for path, answer := range testAnswers {
+		for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
+			head := "GET " + path + " " + proto + "\r\nHost: x\r\nConnection: close\r\n\r\n"
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, _ := io.ReadAll(ours.Body)
-			if ours.StatusCode != c.status || string(body) != c.body || ours.ProtoAtLeast(1, 1) != http11 || !ours.Close ||
-				ours.Header.Get("Content-Type") != "text/plain; charset=utf-8" || ours.ContentLength != int64(len(c.body)) ||
-				ours.Header.Get("Date") != "Sat, 05 Dec 2026 03:04:05 GMT" {
-				t.Errorf("answer %d %q http11=%v: read as %s %q %v", c.status, c.body, http11, ours.Status, body, ours.Header)
+			c.SetDeadline(time.Now().Add(20 * time.Second)) //nolint:errcheck
+			io.WriteString(c, head)                         //nolint:errcheck // the read below fails too
+			theirs, err := io.ReadAll(c)
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, body := answer()
+			ours := string(appendAnswer(nil, proto == "HTTP/1.1", status, body, now))
+			date := regexp.MustCompile("Date: [^\r]*")
+			if got, want := date.ReplaceAllString(ours, "Date: D"), date.ReplaceAllString(string(theirs), "Date: D"); got != want {
+				t.Errorf("%s %s:\nours    %q\nnet/http %q", path, proto, got, want)
 			}
 		}
 	}
@@ -177,7 +257,7 @@ func TestListenerAnswersProbesAndHandsOverTheRest(t *testing.T) {
 	for _, c := range []struct {
 		name, req, want string
 	}{
-		{"probe", "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"},
+		{"probe", "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", "\r\nConnection: close\r\n\r\nfrom probe\n"},
 		{"probe, HTTP/1.0", "GET /readyz HTTP/1.0\r\n\r\n", "HTTP/1.0 503 Service Unavailable\r\n"},
 		{"a query", "GET /readyz?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "from net/http\n"},
 		{"HEAD", "HEAD /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 OK\r\n"},
@@ -222,6 +302,74 @@ func TestListenerCloseStopsAccepting(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
 		t.Errorf("dial after Close succeeded")
+	}
+}
+
+// TestCloseEndsUndecided: a connection accepted but not yet read when the
+// server closes is closed unanswered, even if a probe comes on it then.
+func TestCloseEndsUndecided(t *testing.T) {
+	addr, l, srv := serveWrapped(t)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Wait until the listener holds c undecided.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		l.mu.Lock()
+		n := len(l.deciding)
+		l.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connection was never taken to be decided")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	srv.Close()
+	io.WriteString(c, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n") //nolint:errcheck // may be reset
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))          //nolint:errcheck
+	if got, _ := io.ReadAll(c); len(got) != 0 {
+		t.Errorf("answered after Close: %q", got)
+	}
+}
+
+// deadlineConn records the read deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+// TestReplayKeepsOneHeaderTimeout: the first read deadline net/http sets
+// (its header timeout, counted from when it starts reading) is no later
+// than the one the probe path set from accept, so a slow head gets one
+// timeout in all; later deadlines pass unchanged.
+func TestReplayKeepsOneHeaderTimeout(t *testing.T) {
+	accept := time.Now()
+	head := accept.Add(5 * time.Second)
+	for _, first := range []time.Time{{}, accept.Add(9 * time.Second)} {
+		dc := &deadlineConn{}
+		c := &replayConn{Conn: dc, headDeadline: head}
+		later := accept.Add(time.Hour)
+		c.SetReadDeadline(first)       //nolint:errcheck
+		c.SetReadDeadline(later)       //nolint:errcheck
+		c.SetReadDeadline(time.Time{}) //nolint:errcheck
+		if len(dc.set) != 3 || !dc.set[0].Equal(head) || !dc.set[1].Equal(later) || !dc.set[2].IsZero() {
+			t.Errorf("first %v: deadlines set %v; want %v, %v, zero", first, dc.set, head, later)
+		}
+	}
+	dc := &deadlineConn{}
+	c := &replayConn{Conn: dc, headDeadline: head}
+	sooner := accept.Add(time.Second)
+	c.SetReadDeadline(sooner) //nolint:errcheck
+	if !dc.set[0].Equal(sooner) {
+		t.Errorf("a sooner first deadline became %v", dc.set[0])
 	}
 }
 
