@@ -276,12 +276,15 @@ type Measurement struct {
 	// supervisor and its worker share once per process.
 	StartToFirstMs float64 `json:"start_to_first_ms,omitempty"`
 	PSSIdleKiB     int64   `json:"pss_idle_kib,omitempty"`
+	// Machine: the CPU model the run was measured on (a rewrite with -from
+	// may run elsewhere); empty in results written before the rig kept it.
+	Machine string `json:"machine,omitempty"`
 }
 
 // runDriver runs the load driver against url and measures the proxy tree
 // rooted at pid (0 for the direct run) around it.
 func runDriver(proxy string, pid int, url string, args ...string) Measurement {
-	m := Measurement{Proxy: proxy}
+	m := Measurement{Proxy: proxy, Machine: cpuModel()}
 	var cpu0 float64
 	if pid > 0 {
 		m.RSSIdleKiB = rssKiB(pid)

@@ -85,8 +85,19 @@ func writeReport(all []Measurement, results string) {
 		fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `go run ./bench/rig %s` (what `make bench` runs) on %s.\n\n",
 			strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	}
-	fmt.Fprintf(&b, "Machine: %s, %d CPUs (%s), %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
-		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", host, runtime.NumCPU(), cpu, runtime.Version(), proxyCPU, loadCPU, *runs, *dur, results)
+	machine := fmt.Sprintf("%s, %d CPUs (%s), %s", host, runtime.NumCPU(), cpu, runtime.Version())
+	if *from != "" {
+		// The machine of the results, not of this rewrite.
+		machine = "not recorded in these results (written before the rig kept it)"
+		for _, m := range all {
+			if m.Machine != "" {
+				machine = m.Machine
+				break
+			}
+		}
+	}
+	fmt.Fprintf(&b, "Machine: %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
+		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", machine, proxyCPU, loadCPU, *runs, *dur, results)
 	b.WriteString("CPU is user+sys of the proxy's whole process tree (/proc/PID/stat, 10 ms ticks) divided by good responses or stream events; " +
 		"`direct` is the driver straight at the backend: the harness ceiling. Ratios are against plain nginx in the same run.")
 	if alternated(all) {
@@ -94,6 +105,12 @@ func writeReport(all []Measurement, results string) {
 			"so that the VM's drift over minutes falls on all of them alike.")
 	}
 	b.WriteString("\n")
+	// Measurements made after the full report (a change's before and after,
+	// by hand or with a few scenarios) are written by people too; they lead
+	// the report, above the tables they update.
+	if latest, err := os.ReadFile(filepath.Join(filepath.Dir(*reportMD), "benchmarks-latest.md")); err == nil {
+		b.WriteString("\n" + string(latest))
+	}
 
 	byScenario := map[string][]row{}
 	var scenariosSeen []string
