@@ -16,7 +16,11 @@
 #
 # Modes: sluice (a worker in-process, GET /v1/models with a key), readyz (the
 # supervisor's admin listener from its test binary, GET /readyz), nethttp (a
-# plain net/http server, fixed body: the reference).
+# plain net/http server, fixed body: the reference), and chat (not in the
+# default list: a worker with the fake vLLM in the same process, a small chat
+# completion; the two counted together, so only for comparing two builds of
+# sluice — with KEEPALIVE=1, the proxy path's instructions per request;
+# STREAM=1 asks for the answer streamed).
 #
 # The server runs with GOMAXPROCS=1, as the supervisor starts every worker
 # (gomaxprocs: 1 by default): with more, idle Ms spin looking for work, and
@@ -45,6 +49,7 @@ run() {
 	mkfifo "$work/in"
 	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr" ${GOGC_WORKER:+-gogc "$GOGC_WORKER"}) path=/v1/models check=(-key sk-acceptpath -want-models)
 	case $mode in
+	chat) path=/v1/chat/completions check=(-key sk-acceptpath -chat ${STREAM:+-stream}) ;;
 	readyz)
 		cmd=("$work/supervisor.test" -test.run '^TestAcceptPathReadyz$')
 		path=/readyz check=(-want-body "workers ready: 1/1

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,48 @@ func TestStreamArrivesEventByEvent(t *testing.T) {
 	// 4 more tokens, the finish event, [DONE]; no usage event was asked for.
 	if len(rest) != 6 || rest[len(rest)-1] != "[DONE]" {
 		t.Fatalf("rest of stream: %d events %q", len(rest), rest)
+	}
+}
+
+// A client that asks to close gets its streamed answer with "Connection:
+// close" (RFC 9112 §9.6), as it does a whole one, and then the close; one
+// that keeps the connection is not told to close.
+func TestStreamAnnouncesClose(t *testing.T) {
+	g, _ := newGateway(t, fakevllm.Options{Tokens: 3}, "")
+	addr := strings.TrimPrefix(g.URL, "http://")
+	body := string(chatBody("m", true, "hi"))
+	for _, close := range []bool{true, false} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(30 * time.Second)) //nolint:errcheck
+		head := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + keyAll +
+			"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+		if close {
+			head += "Connection: close\r\n"
+		}
+		if _, err := io.WriteString(conn, head+"\r\n"+body); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != 200 || !strings.HasSuffix(string(rest), "data: [DONE]\n\n") {
+			t.Fatalf("close %v: %d %q %v", close, res.StatusCode, rest, err)
+		}
+		if res.Close != close {
+			t.Errorf("asked to close: %v; the answer says it closes: %v (%v)", close, res.Close, res.Header)
+		}
+		if close {
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Errorf("after the answer: %d bytes, %v; want the close", n, err)
+			}
+		}
+		conn.Close()
 	}
 }
 

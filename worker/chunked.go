@@ -31,6 +31,7 @@ type chunkWriter struct {
 	fd          int            // the client's socket, -1 if it cannot be written to directly
 	wroteHeader bool
 	finalized   bool
+	closeConn   bool // the client asked to close: the head says so (hertz would, after the handler)
 	err         error
 	size        [20]byte // a chunk's size line
 	iov         [6][]byte
@@ -48,7 +49,7 @@ var errChunkedFinished = errors.New("chunked response already finished")
 // newChunkWriter makes the writer of c's streamed response and installs it
 // as the response's writer.
 func newChunkWriter(c *app.RequestContext) *chunkWriter {
-	cw := &chunkWriter{length: -1, r: &c.Response, w: c.GetWriter(), fd: -1}
+	cw := &chunkWriter{length: -1, r: &c.Response, w: c.GetWriter(), fd: -1, closeConn: c.Request.Header.ConnectionClose()}
 	if hc, ok := c.GetConn().(*hertznetpoll.Conn); ok {
 		cw.fd = directwrite.FD(hc.Conn)
 	}
@@ -155,6 +156,12 @@ func (cw *chunkWriter) head(iov [][]byte) [][]byte {
 	}
 	cw.wroteHeader = true
 	cw.r.Header.SetContentLength(cw.length) // -1: Transfer-Encoding: chunked; -2: Connection: close
+	if cw.closeConn {
+		// RFC 9112 §9.6: the server closes after this answer, and should say
+		// so. hertz adds it to the answers it writes, after the handler; this
+		// head goes out before.
+		cw.r.Header.SetConnectionClose(true)
+	}
 	h := cw.r.Header.Header()
 	cw.r.Header.SetHeaderLength(len(h))
 	return append(iov, h)

@@ -15,6 +15,10 @@
 //
 //	sluice   a real worker (worker.Run, as BenchmarkProxy runs one) with one
 //	         key and one model; the client sends GET /v1/models with the key
+//	chat     the same worker with the fake vLLM (tests/fakevllm) in this
+//	         process as its backend; the client sends a small chat
+//	         completion (-chat). Counted together, the worker and the fake:
+//	         compare two builds of sluice, not sluice with the others
 //	nethttp  a plain net/http server answering a fixed body: the reference
 //
 // The third mode, readyz (the supervisor's admin /readyz), is served by the
@@ -45,9 +49,11 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/tests/fakevllm"
 	"github.com/sluice-gw/sluice/worker"
 )
 
@@ -78,7 +84,7 @@ func main() {
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	mode := fs.String("mode", "sluice", "sluice or nethttp")
+	mode := fs.String("mode", "sluice", "sluice, chat or nethttp")
 	addrFile := fs.String("addr-file", "", "file to write the listening address to, once serving")
 	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
@@ -98,7 +104,18 @@ func serve(args []string) error {
 		go srv.Serve(ln) //nolint:errcheck // ends with Close
 		defer srv.Close()
 	case "sluice":
-		stop, err := startWorker(ln, *gogc)
+		stop, err := startWorker(ln, *gogc, "http://127.0.0.1:9")
+		if err != nil {
+			return err
+		}
+		defer stop()
+	case "chat":
+		be, err := fakevllm.Start("127.0.0.1:0", fakevllm.Options{Tokens: 8, NoRecord: true})
+		if err != nil {
+			return err
+		}
+		defer be.Close()
+		stop, err := startWorker(ln, *gogc, be.URL())
 		if err != nil {
 			return err
 		}
@@ -147,11 +164,11 @@ func serveUntilEOF(addr, addrFile string) error {
 	return err
 }
 
-// startWorker runs a worker on ln with one key and one model, and returns
-// once it accepts connections. The model's backend is a closed port: the
-// worker's health check (one at start, then hourly) finds it down, which
-// /v1/models does not look at.
-func startWorker(ln net.Listener, gogc int) (stop func(), err error) {
+// startWorker runs a worker on ln with one key and one model served by
+// backend, and returns once it accepts connections. For /v1/models the
+// backend is a closed port: the worker's health check (one at start, then
+// hourly) finds it down, which /v1/models does not look at.
+func startWorker(ln net.Listener, gogc int, backend string) (stop func(), err error) {
 	dir, err := os.MkdirTemp("", "acceptpath")
 	if err != nil {
 		return nil, err
@@ -170,9 +187,9 @@ models:
     health:
       interval: 1h
     backends:
-      - url: http://127.0.0.1:9
+      - url: %s
         slots: 10
-`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), model))
+`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), model, backend))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -203,6 +220,10 @@ models:
 var modelsBody = regexp.MustCompile(`^\{"object":"list","data":\[\{"id":"` + model +
 	`","object":"model","created":[0-9]+,"owned_by":"sluice"\}\]\}` + "\n$")
 
+// chatBody is a chat completion of the model with its answer: the fake's
+// ids and times vary, its shape does not.
+var chatBody = regexp.MustCompile(`^\{"id":"[^"]+","object":"chat\.completion","created":[0-9]+,"model":"` + model + `","choices":\[\{"index":0,"message":\{"role":"assistant","content":"tok( tok){7}",`)
+
 func client(args []string) error {
 	fs := flag.NewFlagSet("client", flag.ExitOnError)
 	addr := fs.String("addr", "", "server address")
@@ -213,12 +234,21 @@ func client(args []string) error {
 	wantBody := fs.String("want-body", "", "exact body every answer must have")
 	wantModels := fs.Bool("want-models", false, "the body is sluice's /v1/models list of the one model")
 	keepAlive := fs.Bool("keepalive", false, "send the N requests on one connection instead (the last with Connection: close)")
+	chat := fs.Bool("chat", false, "POST a small chat completion to -path; the body must be a chat.completion of the model")
+	stream := fs.Bool("stream", false, "with -chat: ask for the answer streamed; the body must be 9 events and [DONE]")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
-	req := "GET " + *path + " HTTP/1.1\r\nHost: " + *addr + "\r\n"
+	method, payload := "GET", ""
+	if *chat {
+		method, payload = "POST", `{"model":"`+model+`","messages":[{"role":"user","content":"hello"}],"max_tokens":8,"stream":`+strconv.FormatBool(*stream)+`}`
+	}
+	req := method + " " + *path + " HTTP/1.1\r\nHost: " + *addr + "\r\n"
 	if *bearer != "" {
 		req += "Authorization: Bearer " + *bearer + "\r\n"
 	}
 	req += "User-Agent: acceptpath\r\n"
+	if payload != "" {
+		req += "Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(payload)) + "\r\n"
+	}
 	var kept *keptConn
 	if *keepAlive {
 		kept = &keptConn{}
@@ -229,12 +259,24 @@ func client(args []string) error {
 		var body []byte
 		var err error
 		if kept != nil {
-			body, err = kept.do(*addr, req, *wantStatus, i == *n-1)
+			body, err = kept.do(*addr, req, payload, *wantStatus, i == *n-1)
 		} else {
-			body, err = once(*addr, req+"Connection: close\r\n\r\n", *wantStatus)
+			body, err = once(*addr, req+"Connection: close\r\n\r\n"+payload, *wantStatus)
 		}
 		if err != nil {
 			return fmt.Errorf("connection %d of %d: %w", i+1, *n, err)
+		}
+		if *chat && *stream {
+			if !bytes.HasSuffix(body, []byte("data: [DONE]\n\n")) || bytes.Count(body, []byte("data: ")) < 10 {
+				return fmt.Errorf("connection %d of %d: body %q is not a chat completion's stream", i+1, *n, body)
+			}
+			continue
+		}
+		if *chat {
+			if !chatBody.Match(body) {
+				return fmt.Errorf("connection %d of %d: body %q is not a chat completion of model %q", i+1, *n, body, model)
+			}
+			continue
 		}
 		if *wantModels && i == 0 {
 			if !modelsBody.Match(body) {
@@ -257,7 +299,7 @@ type keptConn struct {
 
 // do sends req (a head without its end) and returns the answer's body once
 // its status is want; with last, asks the server to close, and checks it does.
-func (k *keptConn) do(addr, req string, want int, last bool) ([]byte, error) {
+func (k *keptConn) do(addr, req, payload string, want int, last bool) ([]byte, error) {
 	if k.c == nil {
 		c, err := net.DialTimeout("tcp", addr, 30*time.Second)
 		if err != nil {
@@ -269,7 +311,7 @@ func (k *keptConn) do(addr, req string, want int, last bool) ([]byte, error) {
 	if last {
 		req += "Connection: close\r\n"
 	}
-	if _, err := io.WriteString(k.c, req+"\r\n"); err != nil {
+	if _, err := io.WriteString(k.c, req+"\r\n"+payload); err != nil {
 		return nil, err
 	}
 	res, body, err := readAnswer(k.br, want)
