@@ -17,10 +17,10 @@
 # Modes: sluice (a worker in-process, GET /v1/models with a key), readyz (the
 # supervisor's admin listener from its test binary, GET /readyz), nethttp (a
 # plain net/http server, fixed body: the reference), and chat (not in the
-# default list: a worker with the fake vLLM in the same process, a small chat
-# completion; the two counted together, so only for comparing two builds of
-# sluice — with KEEPALIVE=1, the proxy path's instructions per request;
-# STREAM=1 asks for the answer streamed).
+# default list: a worker proxying a small chat completion to the fake vLLM,
+# which runs natively in a process of its own and is not counted; with
+# KEEPALIVE=1, the proxy path's instructions per request; STREAM=1 asks for
+# the answer streamed).
 #
 # The server runs with GOMAXPROCS=1, as the supervisor starts every worker
 # (gomaxprocs: 1 by default): with more, idle Ms spin looking for work, and
@@ -35,11 +35,23 @@ cd "$(dirname "$0")/.."
 MODES=${MODES:-"nethttp sluice readyz"} N1=${N1:-500} N2=${N2:-2500} REPS=${REPS:-1}
 work=$(mktemp -d)
 srv=
-trap 'exec 3>&- 2>/dev/null; [ -n "$srv" ] && kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exec 3>&- 2>/dev/null; [ -n "$srv" ] && kill $srv 2>/dev/null; [ -n "${fake:-}" ] && kill $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 # Built as `make build` builds sluice (its tags; no cgo): without the tags the
 # binary links sonic, whose tables the GC scans at every cycle.
 CGO_ENABLED=0 go build -tags stdjson,gjson -o "$work/acceptpath" ./bench/acceptpath
 CGO_ENABLED=0 go test -tags stdjson,gjson -c -o "$work/supervisor.test" ./supervisor
+
+# Mode chat's backend: the fake vLLM, natively, in a process of its own
+# (not counted).
+fake=
+fakeaddr=
+if [[ " $MODES " == *" chat "* ]]; then
+	go build -o "$work/fakevllm" ./bench/fakevllm
+	fakeaddr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$work/fakevllm" -listen "$fakeaddr" -tokens 8 >"$work/fake.log" 2>&1 &
+	fake=$!
+	for _ in $(seq 100); do curl -s -o /dev/null "http://$fakeaddr/health" && break; sleep 0.1; done
+fi
 
 # run MODE N: one traced server, N client connections; prints the total Ir
 # (0 if the client failed or the server did not exit cleanly).
@@ -49,7 +61,8 @@ run() {
 	mkfifo "$work/in"
 	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr" ${GOGC_WORKER:+-gogc "$GOGC_WORKER"}) path=/v1/models check=(-key sk-acceptpath -want-models)
 	case $mode in
-	chat) path=/v1/chat/completions check=(-key sk-acceptpath -chat ${STREAM:+-stream}) ;;
+	chat) path=/v1/chat/completions check=(-key sk-acceptpath -chat ${STREAM:+-stream})
+		cmd+=(-backend "http://$fakeaddr") ;;
 	readyz)
 		cmd=("$work/supervisor.test" -test.run '^TestAcceptPathReadyz$')
 		path=/readyz check=(-want-body "workers ready: 1/1

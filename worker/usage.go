@@ -319,9 +319,10 @@ func appendLogString(b []byte, s string, max int) []byte {
 	b = append(b, '"')
 	limit := len(b) + max
 	for i := 0; i < len(s); {
-		// A run of plain ASCII goes in at once (what most strings are).
-		j := i
-		for j < len(s) && j-i < limit-len(b) && plainASCII(s[j]) {
+		// A run of plain ASCII goes in at once (what most strings are),
+		// found with a table (a third of the instructions of the tests).
+		j, n := i, min(len(s), i+limit-len(b))
+		for j < n && plainASCIITable[s[j]] {
 			j++
 		}
 		b = append(b, s[i:j]...)
@@ -344,6 +345,14 @@ func appendLogString(b []byte, s string, max int) []byte {
 
 // plainASCII reports whether c stands for itself in a JSON string.
 func plainASCII(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+
+// plainASCIITable is plainASCII for every byte.
+var plainASCIITable = func() (t [256]bool) {
+	for c := range t {
+		t[c] = plainASCII(byte(c))
+	}
+	return t
+}()
 
 // appendLogLiteral appends lit — a JSON string literal as the client sent
 // it, quotes and escapes included — as appendLogString appends its value:

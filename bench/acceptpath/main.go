@@ -15,10 +15,10 @@
 //
 //	sluice   a real worker (worker.Run, as BenchmarkProxy runs one) with one
 //	         key and one model; the client sends GET /v1/models with the key
-//	chat     the same worker with the fake vLLM (tests/fakevllm) in this
-//	         process as its backend; the client sends a small chat
-//	         completion (-chat). Counted together, the worker and the fake:
-//	         compare two builds of sluice, not sluice with the others
+//	chat     the same worker with the fake vLLM (tests/fakevllm) as its
+//	         backend, at -backend (the script runs bench/fakevllm natively,
+//	         so that only the worker is counted) or else in this process;
+//	         the client sends a small chat completion (-chat)
 //	nethttp  a plain net/http server answering a fixed body: the reference
 //
 // The third mode, readyz (the supervisor's admin /readyz), is served by the
@@ -87,6 +87,7 @@ func serve(args []string) error {
 	mode := fs.String("mode", "sluice", "sluice, chat or nethttp")
 	addrFile := fs.String("addr-file", "", "file to write the listening address to, once serving")
 	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
+	backend := fs.String("backend", "", "mode chat: the backend's URL (a fake vLLM in another process); empty: one started in this process")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *memProfile != "" {
@@ -110,12 +111,16 @@ func serve(args []string) error {
 		}
 		defer stop()
 	case "chat":
-		be, err := fakevllm.Start("127.0.0.1:0", fakevllm.Options{Tokens: 8, NoRecord: true})
-		if err != nil {
-			return err
+		url := *backend
+		if url == "" {
+			be, err := fakevllm.Start("127.0.0.1:0", fakevllm.Options{Tokens: 8, NoRecord: true})
+			if err != nil {
+				return err
+			}
+			defer be.Close()
+			url = be.URL()
 		}
-		defer be.Close()
-		stop, err := startWorker(ln, *gogc, be.URL())
+		stop, err := startWorker(ln, *gogc, url)
 		if err != nil {
 			return err
 		}
