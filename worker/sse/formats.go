@@ -102,11 +102,12 @@ func BodyUsageAs(f Format, body []byte) Usage {
 }
 
 // BodyFinishReason reads the finish reason of a whole JSON answer in format
-// f: Chat choices[0].finish_reason, Responses the status (or the
+// f: Chat choices[0].finish_reason (the first "finish_reason" key's string
+// or null, as an AnswerReader reads it), Responses the status (or the
 // incomplete_details reason: see Format), Messages the stop_reason.
 func BodyFinishReason(f Format, body []byte) string {
 	if f != Responses && f != Messages {
-		return gjson.GetBytes(body, "choices.0.finish_reason").Str
+		return firstFinishReason(body)
 	}
 	r := NewAnswerReaderAs(f)
 	r.Feed(body)

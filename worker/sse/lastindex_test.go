@@ -16,3 +16,26 @@ func FuzzLastIndexUsage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFirstFinishReason: a whole answer's finish reason is what an
+// AnswerReader fed the same bytes reads.
+func FuzzFirstFinishReason(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"index":0,"message":{"role":"assistant","content":"a \"finish_reason\": \"x\""},"finish_reason":"length"}],"usage":{}}`,
+		`{"choices":[{"finish_reason":null},{"finish_reason":"stop"}]}`,
+		`{"finish_reason" : 3, "finish_reason":"stop"}`,
+		`{"finish_reason"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxValue {
+			return // the reader reads no value past maxValue
+		}
+		r := NewAnswerReader()
+		r.Feed(b)
+		if got, want := firstFinishReason(b), r.FinishReason(); got != want {
+			t.Fatalf("%q: %q, the AnswerReader reads %q", b, got, want)
+		}
+	})
+}

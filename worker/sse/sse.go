@@ -321,6 +321,41 @@ func lastIndexUsage(b []byte) int {
 	return -1
 }
 
+// firstFinishReason is what an AnswerReader fed body whole reads as its
+// finish reason: the value, a string or null (""), after the first
+// "finish_reason" key (quoted, not inside a string, followed by a colon).
+// One forward search: gjson's path choices.0.finish_reason walked the
+// answer's objects, ~3,000 instructions a request.
+func firstFinishReason(body []byte) string {
+	key := []byte(`"finish_reason"`)
+	for off := 0; ; {
+		i := bytes.Index(body[off:], key)
+		if i < 0 {
+			return ""
+		}
+		i += off
+		off = i + 1                     // keys may overlap: "finish_reason"finish_reason":
+		if i > 0 && body[i-1] == '\\' { // inside a string: \"finish_reason\"
+			continue
+		}
+		rest := bytes.TrimLeft(body[i+len(key):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		v := bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(v) == 0 {
+			return ""
+		}
+		n := valueEnd(v)
+		if n < 0 || !gjson.ValidBytes(v[:n]) { // cut short, or not JSON
+			continue
+		}
+		if r := gjson.ParseBytes(v[:n]); stringOrNull(r) {
+			return r.Str
+		}
+	}
+}
+
 // AnswerReader reads, from a JSON answer fed in pieces as it is relayed, what
 // the gateway bills: the usage BodyUsage would read from the whole answer
 // (the value after the last "usage" key that is an object), and the finish

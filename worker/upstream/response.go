@@ -22,6 +22,14 @@ import (
 // FuzzPlainResponse checks that for every head it accepts both give the
 // same response and body, and leave the connection at the same byte.
 func readResponse(br *bufio.Reader) (*http.Response, error) {
+	if br.Buffered() == 0 {
+		if _, err := br.Peek(1); err != nil { // as net/http reports it
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
 	if res := plainResponse(br); res != nil {
 		return res, nil
 	}
@@ -35,14 +43,14 @@ func readResponse(br *bufio.Reader) (*http.Response, error) {
 // one Content-Length of digits or one Transfer-Encoding: chunked, not both;
 // no Trailer, no Pragma (net/http rewrites it), and a Connection header of
 // "close" or "keep-alive" if any. The whole head must be in br's buffer
-// after at most one fill. It returns nil, having consumed nothing, for
-// anything else.
+// already (readResponse fills it once). It returns nil, having consumed
+// nothing, for anything else.
+//
+// The response differs from net/http's only where the worker does not
+// look: trailer fields are read and dropped (res.Trailer stays nil), a
+// body cut short repeats io.ErrUnexpectedEOF where net/http's says io.EOF
+// on a second read, and a malformed trailer's error is repeated.
 func plainResponse(br *bufio.Reader) *http.Response {
-	if br.Buffered() == 0 {
-		if _, err := br.Peek(1); err != nil {
-			return nil // net/http meets the error again
-		}
-	}
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, []byte("\r\n\r\n"))
 	if end < 0 {
@@ -51,17 +59,18 @@ func plainResponse(br *bufio.Reader) *http.Response {
 	raw := buf[:end+2] // the lines, each with its CRLF
 	lines := 0
 	for i, c := range raw {
-		switch {
-		case c == '\r':
+		switch headBytes[c] {
+		case plainByte:
+		case crByte:
 			if raw[i+1] != '\n' { // raw ends in CRLF: i+1 is in it
 				return nil // a bare CR: net/http reads lines otherwise
 			}
-		case c == '\n':
+		case lfByte:
 			if i == 0 || raw[i-1] != '\r' {
 				return nil // a bare LF
 			}
 			lines++
-		case c < ' ' && c != '\t', c > '~':
+		default:
 			return nil // control bytes and non-ASCII: net/http's rules
 		}
 	}
@@ -81,7 +90,7 @@ func plainResponse(br *bufio.Reader) *http.Response {
 		}
 	}
 	res := &http.Response{
-		Status:     status,
+		Status:     statusText(status),
 		StatusCode: code,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
@@ -160,6 +169,42 @@ func plainResponse(br *bufio.Reader) *http.Response {
 	}
 	br.Discard(len(raw) + 2) //nolint:errcheck // buffered: it cannot fail
 	return res
+}
+
+// The classes of a head's bytes for plainResponse: printable ASCII and tab,
+// CR, LF, and anything else.
+const (
+	otherByte = iota // the zero value: a byte the table does not name is refused
+	plainByte
+	crByte
+	lfByte
+)
+
+var headBytes = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '\r':
+			t[c] = crByte
+		case c == '\n':
+			t[c] = lfByte
+		case c >= ' ' && c <= '~' || c == '\t':
+			t[c] = plainByte
+		default:
+			t[c] = otherByte
+		}
+	}
+	return t
+}()
+
+// statusText is status ("200 OK") as a string of its own: a piece of the
+// head would keep the whole head alive as long as the response, for an
+// open stream its whole life.
+func statusText(status string) string {
+	switch status {
+	case "200 OK":
+		return "200 OK"
+	}
+	return strings.Clone(status)
 }
 
 // lengthBody is a Content-Length body, read as net/http's body reads one:

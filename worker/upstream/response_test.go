@@ -6,58 +6,88 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// countingReader counts the bytes read from it.
-type countingReader struct {
-	r io.Reader
-	n int
+// chunkedSource hands out its bytes at most step at a time (a backend's
+// segments), counting them; with eofWithLast, io.EOF comes with the last.
+type chunkedSource struct {
+	b           []byte
+	step        int
+	eofWithLast bool
+	n           int
 }
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
+func (c *chunkedSource) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.step)], c.b)
+	c.b = c.b[k:]
+	c.n += k
+	if c.eofWithLast && len(c.b) == 0 {
+		return k, io.EOF
+	}
+	return k, nil
 }
 
-// readWhole reads a response from in with read, then its body, and says
-// where the connection was left: bytes taken from in minus those buffered.
-func readWhole(in []byte, read func(*bufio.Reader) (*http.Response, error)) (res *http.Response, body []byte, bodyErr error, at int, err error) {
-	src := &countingReader{r: bytes.NewReader(in)}
+// reading is what a reader made of a response: the head (or its error),
+// each body Read's count and whether it said io.EOF, the body's bytes and
+// final error, and where it left the connection (bytes taken from the
+// source minus those still buffered).
+type reading struct {
+	res     *http.Response
+	headErr error
+	reads   []int // count, negated when the Read said io.EOF
+	body    []byte
+	bodyErr error
+	at      int
+}
+
+// readWhole reads one response from in, split into segments of step, with
+// read, then its body in reads of readSize.
+func readWhole(in []byte, step, readSize int, eofWithLast bool, read func(*bufio.Reader) (*http.Response, error)) reading {
+	src := &chunkedSource{b: in, step: step, eofWithLast: eofWithLast}
 	br := bufio.NewReaderSize(src, readBufferSize)
-	res, err = read(br)
-	if err != nil {
-		return nil, nil, nil, 0, err
+	var r reading
+	if r.res, r.headErr = read(br); r.headErr != nil {
+		r.at = src.n - br.Buffered()
+		return r
 	}
-	body, bodyErr = io.ReadAll(res.Body)
-	return res, body, bodyErr, src.n - br.Buffered(), nil
+	buf := make([]byte, readSize)
+	for range 1 << 16 {
+		n, err := r.res.Body.Read(buf)
+		r.body = append(r.body, buf[:n]...)
+		if err == io.EOF {
+			r.reads = append(r.reads, -n)
+			break
+		}
+		r.reads = append(r.reads, n)
+		if err != nil {
+			r.bodyErr = err
+			break
+		}
+	}
+	r.at = src.n - br.Buffered()
+	return r
 }
 
-// checkAgainstNetHTTP fails t when plainResponse accepts in and net/http
-// reads it otherwise: the head's fields, the body, its error, or where the
-// next response would start.
-func checkAgainstNetHTTP(t *testing.T, in []byte) (accepted bool) {
+// checkAgainstNetHTTP fails t when readResponse and net/http read in
+// differently, split as the arguments say: the head's fields or error, the
+// body's bytes, each Read's count and end, the body's error, and where the
+// next response would start. Whichever of plainResponse and net/http took
+// the head, the reading must be net/http's.
+func checkAgainstNetHTTP(t *testing.T, in []byte, step, readSize int, eofWithLast bool) {
 	t.Helper()
-	var plain bool
-	ours, ourBody, ourErr, ourAt, err := readWhole(in, func(br *bufio.Reader) (*http.Response, error) {
-		res := plainResponse(br)
-		if res == nil {
-			return nil, io.EOF
-		}
-		plain = true
-		return res, nil
-	})
-	if !plain {
-		return false
+	ours := readWhole(in, step, readSize, eofWithLast, readResponse)
+	ref := readWhole(in, step, readSize, eofWithLast, func(br *bufio.Reader) (*http.Response, error) { return http.ReadResponse(br, nil) })
+	if (ours.headErr == nil) != (ref.headErr == nil) || ours.at != ref.at && ours.headErr != nil {
+		t.Fatalf("%q (step %d): head error %v at %d; net/http %v at %d", in, step, ours.headErr, ours.at, ref.headErr, ref.at)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, refBody, refErr, refAt, err := readWhole(in, func(br *bufio.Reader) (*http.Response, error) { return http.ReadResponse(br, nil) })
-	if err != nil {
-		t.Fatalf("plainResponse reads %q; net/http refuses it: %v", in, err)
+	if ours.headErr != nil {
+		return
 	}
 	type head struct {
 		Status                 string
@@ -72,13 +102,21 @@ func checkAgainstNetHTTP(t *testing.T, in []byte) (accepted bool) {
 	h := func(r *http.Response) head {
 		return head{r.Status, r.StatusCode, r.Proto, r.ProtoMajor, r.ProtoMinor, r.Header, r.ContentLength, r.TransferEncoding, r.Close}
 	}
-	if !reflect.DeepEqual(h(ours), h(ref)) {
-		t.Fatalf("%q:\nplainResponse %+v\nnet/http      %+v", in, h(ours), h(ref))
+	if !reflect.DeepEqual(h(ours.res), h(ref.res)) {
+		t.Fatalf("%q:\nreadResponse %+v\nnet/http     %+v", in, h(ours.res), h(ref.res))
 	}
-	if !bytes.Equal(ourBody, refBody) || (ourErr == nil) != (refErr == nil) || ourAt != refAt {
-		t.Fatalf("%q: body %q (%v), left at %d; net/http %q (%v), left at %d", in, ourBody, ourErr, ourAt, refBody, refErr, refAt)
+	if !bytes.Equal(ours.body, ref.body) || (ours.bodyErr == nil) != (ref.bodyErr == nil) || ours.at != ref.at || !slices.Equal(ours.reads, ref.reads) {
+		t.Fatalf("%q (step %d, reads of %d): body %q (%v) in reads %v, left at %d; net/http %q (%v) in reads %v, left at %d",
+			in, step, readSize, ours.body, ours.bodyErr, ours.reads, ours.at, ref.body, ref.bodyErr, ref.reads, ref.at)
 	}
-	return true
+}
+
+// takenByPlain reports whether plainResponse reads in's head, all of it
+// buffered.
+func takenByPlain(in []byte) bool {
+	br := bufio.NewReaderSize(bytes.NewReader(in), readBufferSize)
+	br.Peek(1) //nolint:errcheck // an empty in: not taken
+	return plainResponse(br) != nil
 }
 
 func TestPlainResponse(t *testing.T) {
@@ -94,6 +132,13 @@ func TestPlainResponse(t *testing.T) {
 		{"HTTP/1.1 500\r\nContent-Length: 0\r\n\r\n", true},
 		{"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", true}, // cut: ErrUnexpectedEOF for both
 		{"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-a: 2\r\nContent-Length: 0\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 999999999999999999\r\n\r\nabc", true},     // 18 digits: the most taken
+		{"HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000005\r\n\r\nabcde", false}, // 19: net/http's
+		{"HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775808\r\n\r\nabc", false},   // past int64: refused by both
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0005\r\nhello\r\nA\r\n0123456789\r\n0;x=1\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: " + strings.Repeat("t", 1100) + "\r\n\r\n", true}, // a trailer past the buffer
+		{"HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("v", 900) + "\r\nContent-Length: 0\r\n\r\n", true},               // a head near the buffer's size
+		{"HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("v", 1100) + "\r\nContent-Length: 0\r\n\r\n", false},             // past it: net/http's
 		// For net/http:
 		{"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", false},
 		{"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n", false},
@@ -111,8 +156,15 @@ func TestPlainResponse(t *testing.T) {
 		{"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n", false},
 		{"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n", false}, // incomplete head
 	} {
-		if got := checkAgainstNetHTTP(t, []byte(c.in)); got != c.plain {
-			t.Errorf("%q: plain %v, want %v", c.in, got, c.plain)
+		if got := takenByPlain([]byte(c.in)); got != c.plain {
+			t.Errorf("%q: taken by plainResponse %v, want %v", c.in, got, c.plain)
+		}
+		for _, step := range []int{1, 7, 64, 4096} {
+			for _, size := range []int{1, 3, 512} {
+				for _, eof := range []bool{false, true} {
+					checkAgainstNetHTTP(t, []byte(c.in), step, size, eof)
+				}
+			}
 		}
 	}
 }
@@ -128,10 +180,11 @@ func FuzzPlainResponse(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nX_Y: \t a \t\r\nContent-Length: 0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n0\r\n\r\n",
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), uint16(4095), uint16(511), false)
+		f.Add([]byte(s), uint16(6), uint16(2), true)
 	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		checkAgainstNetHTTP(t, in)
+	f.Fuzz(func(t *testing.T, in []byte, step, readSize uint16, eofWithLast bool) {
+		checkAgainstNetHTTP(t, in, int(step%2048)+1, int(readSize%2048)+1, eofWithLast)
 	})
 }
 
