@@ -177,7 +177,7 @@ var modelList = &apiSpec{name: "models", xAPIKey: true}
 // models handles GET /v1/models: the models the caller's key may use, in
 // OpenAI's list shape.
 func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
-	rec := g.beginRecord(c)
+	rec := g.beginRecord(ctx, c)
 	defer g.finish(rec)
 	routes := g.acquireRoutes()
 	defer routes.refs.Add(-1)
@@ -215,7 +215,7 @@ func (g *gateway) models(ctx context.Context, c *app.RequestContext) {
 // notFound answers every path the gateway does not serve (with a request
 // id and a usage line, like every other answer).
 func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
-	rec := g.beginRecord(c)
+	rec := g.beginRecord(ctx, c)
 	defer g.finish(rec)
 	g.refuseUnread(c, rec, errInvalid(http.StatusNotFound, "unknown_url",
 		fmt.Sprintf("Unknown request URL: %s %s.", c.Method(), c.Path())), shapeOf(c.Path()))
@@ -223,7 +223,7 @@ func (g *gateway) notFound(ctx context.Context, c *app.RequestContext) {
 
 // methodNotAllowed answers a known path with the wrong method.
 func (g *gateway) methodNotAllowed(ctx context.Context, c *app.RequestContext) {
-	rec := g.beginRecord(c)
+	rec := g.beginRecord(ctx, c)
 	defer g.finish(rec)
 	g.refuseUnread(c, rec, errInvalid(http.StatusMethodNotAllowed, "method_not_allowed",
 		fmt.Sprintf("Method %s is not allowed on %s.", c.Method(), c.Path())), shapeOf(c.Path()))

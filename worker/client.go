@@ -141,7 +141,7 @@ func (g *gateway) checkHead(ctx context.Context, c *app.RequestContext) {
 // refuseHead answers e to a request whose head is over a limit, and
 // closes the connection.
 func (g *gateway) refuseHead(c *app.RequestContext, e *apiError) {
-	rec := g.beginRecord(c)
+	rec := g.beginRecord(context.Background(), c) // no connection context here: the address is formatted
 	defer g.finish(rec)
 	g.refuse(c, rec, e, shapeOf(c.Path()))
 	c.Abort()

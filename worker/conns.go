@@ -42,6 +42,7 @@ type connTracker struct {
 
 type connState struct {
 	conn     net.Conn
+	addr     string                 // the client's address, for the usage lines
 	input    interface{ Len() int } // bytes received and not yet read (a request arriving); nil if unknown
 	accepted time.Time
 	busy     atomic.Bool
@@ -77,6 +78,9 @@ func newConnTracker(bursts *closeBurst, bounds *clientBounds, cell *shm.Cell, co
 // returns is the one every request on the connection is handled with.
 func (t *connTracker) accept(conn net.Conn) context.Context {
 	st := &connState{conn: conn, accepted: time.Now()}
+	if a := conn.RemoteAddr(); a != nil {
+		st.addr = a.String()
+	}
 	st.headSince.Store(st.accepted.UnixNano())
 	// Track the connection only if it says when it closes, whoever closes
 	// it (netpoll's always do): drain waits until none is left. Counted

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/common/utils"
 
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/worker/reqscan"
@@ -211,9 +212,36 @@ func setLimitHeaders(c *app.RequestContext, kind string, limit, tat, now, cost, 
 		remaining = max(0, min(limit, (window-used)/cost))
 	}
 	h := &c.Response.Header
-	h.Set("x-ratelimit-limit-"+kind, strconv.FormatInt(limit, 10))
-	h.Set("x-ratelimit-remaining-"+kind, strconv.FormatInt(remaining, 10))
-	h.Set("x-ratelimit-reset-"+kind, waitText(tat-now))
+	names := limitHeaderNames(kind)
+	var num [20]byte // the counts go in without a string each
+	h.SetCanonical(names[0], strconv.AppendInt(num[:0], limit, 10))
+	h.SetCanonical(names[1], strconv.AppendInt(num[:0], remaining, 10))
+	h.SetCanonical(names[2], []byte(waitText(tat-now)))
+}
+
+// Canonical names of the limit headers, made once (h.Set would make them
+// from "x-ratelimit-limit-"+kind at every request).
+var (
+	requestLimitHeaders = canonicalLimitHeaders("requests")
+	tokenLimitHeaders   = canonicalLimitHeaders("tokens")
+)
+
+func canonicalLimitHeaders(kind string) [3][]byte {
+	var names [3][]byte
+	for i, name := range []string{"x-ratelimit-limit-", "x-ratelimit-remaining-", "x-ratelimit-reset-"} {
+		names[i] = []byte(name + kind)
+		utils.NormalizeHeaderKey(names[i], false) // as h.Set would
+	}
+	return names
+}
+
+// limitHeaderNames are the limit headers' names for kind ("requests",
+// "tokens").
+func limitHeaderNames(kind string) *[3][]byte {
+	if kind == "tokens" {
+		return &tokenLimitHeaders
+	}
+	return &requestLimitHeaders
 }
 
 // retryAfter sets Retry-After: whole seconds, rounded up, at least 1.

@@ -75,7 +75,7 @@ var requestPhases = [...]phase{
 // uses under 4 KiB of stack, so its stack stays at (or the GC shrinks it
 // back to) 8 KiB instead of 16 KiB per open stream.
 func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) {
-	x := &exchange{api: a, rec: g.beginRecord(c)}
+	x := &exchange{api: a, rec: g.beginRecord(ctx, c)}
 	g.startTrace(c, x)
 	defer g.end(x)
 	if !g.forward(ctx, c, x) {
@@ -527,11 +527,16 @@ func clip[T ~string | ~[]byte](s T) string {
 	return string(s[:min(len(s), maxLoggedField)])
 }
 
-// beginRecord starts the usage record of a request.
-func (g *gateway) beginRecord(c *app.RequestContext) *usageRecord {
+// beginRecord starts the usage record of a request; ctx is the
+// connection's (its client address is formatted once per connection).
+func (g *gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usageRecord {
 	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
 		userAgent: clip(c.Request.Header.UserAgent())}
-	rec.clientAddr = c.RemoteAddr().String()
+	if st, _ := ctx.Value(connStateKey{}).(*connState); st != nil && st.addr != "" {
+		rec.clientAddr = st.addr
+	} else {
+		rec.clientAddr = c.RemoteAddr().String()
+	}
 	return rec
 }
 
