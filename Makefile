@@ -39,6 +39,11 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzInspectAs$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./supervisor/probe -run '^$$' -fuzz '^FuzzProbeHead$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/upstream -run '^$$' -fuzz '^FuzzPlainResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
 
 # The README's screenshot of the status page (docs/img/status-page.png), taken
 # by its browser test in headless Chromium (apt-get install chromium).
