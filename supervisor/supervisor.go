@@ -485,34 +485,31 @@ func (s *supervisor) startAdmin(addr, token string) (*http.Server, string, error
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
+	// The probes: plain ones on fresh connections are answered before
+	// net/http (docs/accept-path.md), the mux answers the rest the same.
+	probes := map[string]probe.Answer{
+		"/healthz": func() (int, string) { return http.StatusOK, "ok\n" },
+		"/readyz":  s.readiness,
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(healthzBody)) //nolint:errcheck
-	})
+	for path, answer := range probes {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			status, body := answer()
+			if status != http.StatusOK {
+				w.WriteHeader(status)
+			}
+			w.Write([]byte(body)) //nolint:errcheck
+		})
+	}
 	mux.Handle("GET /metrics", requireToken(token, s.metrics.handler()))
 	mux.Handle("GET /status", requireToken(token, http.HandlerFunc(s.status)))
 	s.routeStatusPage(mux, token)
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		status, body := s.readiness()
-		if status != http.StatusOK {
-			w.WriteHeader(status)
-		}
-		w.Write([]byte(body)) //nolint:errcheck
-	})
 	const headerTimeout = 5 * time.Second
-	// Plain probes on fresh connections are answered before net/http
-	// (docs/accept-path.md); the mux answers the rest, the probes included.
-	probes := probe.Wrap(ln, map[string]probe.Answer{
-		"/healthz": func() (int, string) { return http.StatusOK, healthzBody },
-		"/readyz":  s.readiness,
-	}, headerTimeout)
+	fast := probe.Wrap(ln, probes, headerTimeout)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
-	go srv.Serve(probes) //nolint:errcheck // ends with Close
+	go srv.Serve(fast) //nolint:errcheck // ends with Close
 	return srv, ln.Addr().String(), nil
 }
-
-// healthzBody is /healthz's answer: the supervisor answers, so it is alive.
-const healthzBody = "ok\n"
 
 // readiness is /readyz's answer: 200 when every worker slot has a worker
 // accepting connections and the supervisor is not stopping, 503 otherwise.

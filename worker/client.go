@@ -126,12 +126,12 @@ func (g *gateway) checkHead(ctx context.Context, c *app.RequestContext) {
 	h := &c.Request.Header
 	// The request line: method SP request-target SP HTTP-version.
 	if n := len(h.Method()) + 1 + len(h.RequestURI()) + 1 + len(h.GetProtocol()); n > maxHeadLine {
-		g.refuseHead(c, errInvalid(http.StatusRequestURITooLong, "uri_too_long",
+		g.refuseHead(ctx, c, errInvalid(http.StatusRequestURITooLong, "uri_too_long",
 			fmt.Sprintf("The request line is %d bytes; the gateway's limit is %d.", n, maxHeadLine)))
 		return
 	}
 	if n := longestLine(h.RawHeaders()); n > maxHeadLine {
-		g.refuseHead(c, errInvalid(http.StatusRequestHeaderFieldsTooLarge, "header_too_large",
+		g.refuseHead(ctx, c, errInvalid(http.StatusRequestHeaderFieldsTooLarge, "header_too_large",
 			fmt.Sprintf("A header line is %d bytes; the gateway's limit is %d.", n, maxHeadLine)))
 		return
 	}
@@ -140,8 +140,8 @@ func (g *gateway) checkHead(ctx context.Context, c *app.RequestContext) {
 
 // refuseHead answers e to a request whose head is over a limit, and
 // closes the connection.
-func (g *gateway) refuseHead(c *app.RequestContext, e *apiError) {
-	rec := g.beginRecord(context.Background(), c) // no connection context here: the address is formatted
+func (g *gateway) refuseHead(ctx context.Context, c *app.RequestContext, e *apiError) {
+	rec := g.beginRecord(ctx, c)
 	defer g.finish(rec)
 	g.refuse(c, rec, e, shapeOf(c.Path()))
 	c.Abort()

@@ -84,7 +84,7 @@ func (g *gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission, *a
 		cost := minute / lim.rpm
 		window := cost * lim.rpm
 		ok, tat := cell.GCRA(shm.RequestTAT, now, cost, window)
-		setLimitHeaders(c, "requests", lim.rpm, tat, now, cost, window)
+		setLimitHeaders(c, &requestLimitHeaders, lim.rpm, tat, now, cost, window)
 		if !ok {
 			a.release(0, false)
 			retryAfter(c, tat+cost-window-now)
@@ -130,7 +130,7 @@ func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute
 	}
 	now := g.region.Now()
 	ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
-	setLimitHeaders(c, "tokens", tpm, tat, now, perToken, window)
+	setLimitHeaders(c, &tokenLimitHeaders, tpm, tat, now, perToken, window)
 	if !ok {
 		a.giveBackRequest()
 		wait := tat + want*perToken - window - now
@@ -205,14 +205,14 @@ func rateLimited(kind, msg string) *apiError {
 }
 
 // setLimitHeaders sets OpenAI's x-ratelimit-limit/remaining/reset headers
-// of one limiter from its TAT.
-func setLimitHeaders(c *app.RequestContext, kind string, limit, tat, now, cost, window int64) {
+// of one limiter (names: requestLimitHeaders or tokenLimitHeaders) from
+// its TAT.
+func setLimitHeaders(c *app.RequestContext, names *[3][]byte, limit, tat, now, cost, window int64) {
 	remaining := limit
 	if used := tat - now; used > 0 {
 		remaining = max(0, min(limit, (window-used)/cost))
 	}
 	h := &c.Response.Header
-	names := limitHeaderNames(kind)
 	var num [20]byte // the counts go in without a string each
 	h.SetCanonical(names[0], strconv.AppendInt(num[:0], limit, 10))
 	h.SetCanonical(names[1], strconv.AppendInt(num[:0], remaining, 10))
@@ -233,15 +233,6 @@ func canonicalLimitHeaders(kind string) [3][]byte {
 		utils.NormalizeHeaderKey(names[i], false) // as h.Set would
 	}
 	return names
-}
-
-// limitHeaderNames are the limit headers' names for kind ("requests",
-// "tokens").
-func limitHeaderNames(kind string) *[3][]byte {
-	if kind == "tokens" {
-		return &tokenLimitHeaders
-	}
-	return &requestLimitHeaders
 }
 
 // retryAfter sets Retry-After: whole seconds, rounded up, at least 1.

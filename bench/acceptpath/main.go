@@ -15,10 +15,10 @@
 //
 //	sluice   a real worker (worker.Run, as BenchmarkProxy runs one) with one
 //	         key and one model; the client sends GET /v1/models with the key
-//	chat     the same worker with the fake vLLM (tests/fakevllm) as its
-//	         backend, at -backend (the script runs bench/fakevllm natively,
-//	         so that only the worker is counted) or else in this process;
-//	         the client sends a small chat completion (-chat)
+//	chat     the same worker with the fake vLLM at -backend as its backend
+//	         (the script runs bench/fakevllm natively, so that only the
+//	         worker is counted); the client sends a small chat completion
+//	         (-chat)
 //	nethttp  a plain net/http server answering a fixed body: the reference
 //
 // The third mode, readyz (the supervisor's admin /readyz), is served by the
@@ -53,7 +53,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
-	"github.com/sluice-gw/sluice/tests/fakevllm"
 	"github.com/sluice-gw/sluice/worker"
 )
 
@@ -87,7 +86,7 @@ func serve(args []string) error {
 	mode := fs.String("mode", "sluice", "sluice, chat or nethttp")
 	addrFile := fs.String("addr-file", "", "file to write the listening address to, once serving")
 	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
-	backend := fs.String("backend", "", "mode chat: the backend's URL (a fake vLLM in another process); empty: one started in this process")
+	backend := fs.String("backend", "", "mode chat: the backend's URL (a fake vLLM in another process, not counted)")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *memProfile != "" {
@@ -111,16 +110,10 @@ func serve(args []string) error {
 		}
 		defer stop()
 	case "chat":
-		url := *backend
-		if url == "" {
-			be, err := fakevllm.Start("127.0.0.1:0", fakevllm.Options{Tokens: 8, NoRecord: true})
-			if err != nil {
-				return err
-			}
-			defer be.Close()
-			url = be.URL()
+		if *backend == "" {
+			return errors.New("mode chat needs -backend")
 		}
-		stop, err := startWorker(ln, *gogc, url)
+		stop, err := startWorker(ln, *gogc, *backend)
 		if err != nil {
 			return err
 		}

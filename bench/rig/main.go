@@ -284,7 +284,7 @@ type Measurement struct {
 // runDriver runs the load driver against url and measures the proxy tree
 // rooted at pid (0 for the direct run) around it.
 func runDriver(proxy string, pid int, url string, args ...string) Measurement {
-	m := Measurement{Proxy: proxy, Machine: cpuModel()}
+	m := Measurement{Proxy: proxy, Machine: machine}
 	var cpu0 float64
 	if pid > 0 {
 		m.RSSIdleKiB = rssKiB(pid)

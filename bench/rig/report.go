@@ -77,7 +77,6 @@ func writeReport(all []Measurement, results string) {
 	rows := summarize(all)
 	var b strings.Builder
 	host, _ := os.Hostname()
-	cpu := cpuModel()
 	if *from != "" {
 		fmt.Fprintf(&b, "# Benchmarks\n\nMeasured by `make bench` (bench/rig); this report rewritten from its results by `go run ./bench/rig -from %s` on %s.\n\n",
 			*from, time.Now().UTC().Format("2006-01-02 15:04 MST"))
@@ -85,19 +84,19 @@ func writeReport(all []Measurement, results string) {
 		fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `go run ./bench/rig %s` (what `make bench` runs) on %s.\n\n",
 			strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	}
-	machine := fmt.Sprintf("%s, %d CPUs (%s), %s", host, runtime.NumCPU(), cpu, runtime.Version())
+	measuredOn := fmt.Sprintf("%s, %d CPUs (%s), %s", host, runtime.NumCPU(), machine, runtime.Version())
 	if *from != "" {
 		// The machine of the results, not of this rewrite.
-		machine = "not recorded in these results (written before the rig kept it)"
+		measuredOn = "not recorded in these results (written before the rig kept it)"
 		for _, m := range all {
 			if m.Machine != "" {
-				machine = m.Machine
+				measuredOn = m.Machine
 				break
 			}
 		}
 	}
 	fmt.Fprintf(&b, "Machine: %s. Proxy under test pinned to CPU %s; load driver and fake backend on CPU %s. "+
-		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", machine, proxyCPU, loadCPU, *runs, *dur, results)
+		"Medians of %d runs of %v each. Raw results: `%s`.\n\n", measuredOn, proxyCPU, loadCPU, *runs, *dur, results)
 	b.WriteString("CPU is user+sys of the proxy's whole process tree (/proc/PID/stat, 10 ms ticks) divided by good responses or stream events; " +
 		"`direct` is the driver straight at the backend: the harness ceiling. Ratios are against plain nginx in the same run.")
 	if alternated(all) {
@@ -219,6 +218,9 @@ func writeReport(all []Measurement, results string) {
 		fmt.Fprintln(os.Stderr, "write report:", err)
 	}
 }
+
+// machine is this machine's CPU model, read once.
+var machine = cpuModel()
 
 func cpuModel() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
