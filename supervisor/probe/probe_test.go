@@ -263,6 +263,7 @@ func TestListenerAnswersProbesAndHandsOverTheRest(t *testing.T) {
 		{"HEAD", "HEAD /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 OK\r\n"},
 		{"no Host", "GET /readyz HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request: missing required Host header"},
 		{"a path it does not answer", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 404 Not Found\r\n"},
+		{"a head past the first read's bound", "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", maxHead) + "\r\nConnection: close\r\n\r\n", "from net/http\n"},
 		{"a body, replayed whole", "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\r\nhello world", "\r\n\r\nhello world"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
