@@ -334,9 +334,14 @@ func FuzzInspectAs(f *testing.F) {
 		if ev.UsageOnly {
 			t.Fatal("UsageOnly outside Chat")
 		}
+		// A usage settles a response only once it reports the completion's
+		// size (Merge's rule): a Messages event whose usage lacks
+		// output_tokens (message_start, or an empty usage object) is found
+		// but leaves the merged usage unfound.
 		var u Usage
 		u.Merge(ev.Usage)
-		if u.Found != ev.Usage.Found || u.missing != 0 {
+		settles := ev.Usage.Found && ev.Usage.missing&missCompletion == 0
+		if u.Found != settles || u.missing != 0 {
 			t.Fatalf("merged %+v from %+v", u, ev.Usage)
 		}
 		if !json.Valid(data) || len(data) > maxValue {
