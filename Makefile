@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
 
 # The README's screenshot of the status page (docs/img/status-page.png), taken
 # by its browser test in headless Chromium (apt-get install chromium).

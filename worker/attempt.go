@@ -67,7 +67,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	// pages leave memory while the request waits for a slot.
 	x.held.idle()
 	var b *backendRoute
-	release := func() {}
+	var slotOf *modelRoute // the model whose slot on b this attempt holds; nil: none
 	if x.api.byID {
 		// A stored response's retrieval or cancel costs the backend
 		// little, and a cancel must not wait behind the work it cancels:
@@ -87,7 +87,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 			return true, e
 		}
 		x.charged += charge
-		release = func() { g.queues.releaseSlot(m, b) }
+		slotOf = m
 	}
 	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
 	rec.backend = b.url
@@ -150,7 +150,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		span.End(status, failureNames[failure])
 	}
 	if o.answer {
-		x.res, x.acancel, x.slot, x.backend = res, acancel, release, b
+		x.res, x.acancel, x.slotOf, x.backend = res, acancel, slotOf, b
 		return true, nil
 	}
 	if o.holderDown != 0 {
@@ -160,7 +160,9 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		res.Body.Close()
 	}
 	acancel(nil)
-	release()
+	if slotOf != nil {
+		g.queues.releaseSlot(slotOf, b)
+	}
 	if o.eject {
 		out := b.eject(time.Now())
 		g.log.Warn("upstream request failed; backend out of rotation", "backend", b.url,

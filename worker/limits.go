@@ -27,10 +27,11 @@ const promptBytesPerToken = 4
 type admission struct {
 	key        *keyRoute
 	col        int
-	concurrent bool  // holds a place of max_concurrent
-	rpmCost    int64 // what the requests limiter was charged, to give back if a later limit refuses
-	tokens     int64 // tokens reserved on the token limiter
-	tpm        int64 // the token limit they were reserved against
+	concurrent bool     // holds a place of max_concurrent
+	rpmCost    int64    // what the requests limiter was charged, to give back if a later limit refuses
+	tokens     int64    // tokens reserved on the token limiter
+	tpm        int64    // the token limit they were reserved against
+	scratch    [40]byte // where the limit headers' values are written
 }
 
 // limits is a key's limits as this gateway enforces them.
@@ -84,7 +85,7 @@ func (g *gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission, *a
 		cost := minute / lim.rpm
 		window := cost * lim.rpm
 		ok, tat := cell.GCRA(shm.RequestTAT, now, cost, window)
-		setLimitHeaders(c, &requestLimitHeaders, lim.rpm, tat, now, cost, window)
+		setLimitHeaders(c, &a.scratch, &requestLimitHeaders, lim.rpm, tat, now, cost, window)
 		if !ok {
 			a.release(0, false)
 			retryAfter(c, tat+cost-window-now)
@@ -130,7 +131,7 @@ func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute
 	}
 	now := g.region.Now()
 	ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
-	setLimitHeaders(c, &tokenLimitHeaders, tpm, tat, now, perToken, window)
+	setLimitHeaders(c, &a.scratch, &tokenLimitHeaders, tpm, tat, now, perToken, window)
 	if !ok {
 		a.giveBackRequest()
 		wait := tat + want*perToken - window - now
@@ -207,16 +208,17 @@ func rateLimited(kind, msg string) *apiError {
 // setLimitHeaders sets OpenAI's x-ratelimit-limit/remaining/reset headers
 // of one limiter (names: requestLimitHeaders or tokenLimitHeaders) from
 // its TAT.
-func setLimitHeaders(c *app.RequestContext, names *[3][]byte, limit, tat, now, cost, window int64) {
+func setLimitHeaders(c *app.RequestContext, scratch *[40]byte, names *[3][]byte, limit, tat, now, cost, window int64) {
 	remaining := limit
 	if used := tat - now; used > 0 {
 		remaining = max(0, min(limit, (window-used)/cost))
 	}
 	h := &c.Response.Header
-	var num [20]byte // the counts go in without a string each
-	h.SetCanonical(names[0], strconv.AppendInt(num[:0], limit, 10))
-	h.SetCanonical(names[1], strconv.AppendInt(num[:0], remaining, 10))
-	h.SetCanonical(names[2], []byte(waitText(tat-now)))
+	// The values are written into scratch, which the header copies: no
+	// string each (a local array would escape into SetCanonical).
+	h.SetCanonical(names[0], strconv.AppendInt(scratch[:0], limit, 10))
+	h.SetCanonical(names[1], strconv.AppendInt(scratch[:0], remaining, 10))
+	h.SetCanonical(names[2], appendWait(scratch[:0], tat-now))
 }
 
 // Canonical names of the limit headers, made once (h.Set would make them
@@ -248,13 +250,48 @@ func retryAfterSecs(wait int64) string {
 
 // waitText formats a wait the way OpenAI's reset headers do ("1s",
 // "6m0s", "20ms"); a wait in the past is "0s".
-func waitText(ns int64) string {
+func waitText(ns int64) string { return string(appendWait(nil, ns)) }
+
+// appendWait appends waitText(ns): the wait rounded to the millisecond
+// under a second, to 10 ms from one second on, written as
+// time.Duration.String writes it (FuzzAppendWait holds it to that). Written
+// out, not through String, because the reset header is set on every
+// limited request and String's result is an allocation.
+func appendWait(b []byte, ns int64) []byte {
 	if ns <= 0 {
-		return "0s"
+		return append(b, "0s"...)
 	}
 	d := time.Duration(ns)
 	if d < time.Second {
-		return d.Round(time.Millisecond).String()
+		d = d.Round(time.Millisecond)
+	} else {
+		d = d.Round(10 * time.Millisecond)
 	}
-	return d.Round(10 * time.Millisecond).String()
+	if d < time.Second { // whole milliseconds, none to 999
+		if d == 0 {
+			return append(b, "0s"...)
+		}
+		b = strconv.AppendInt(b, int64(d/time.Millisecond), 10)
+		return append(b, "ms"...)
+	}
+	h, m := d/time.Hour, d/time.Minute%60
+	s, frac := d/time.Second%60, int64(d%time.Second)
+	if h > 0 {
+		b = strconv.AppendInt(b, int64(h), 10)
+		b = append(b, 'h')
+	}
+	if h > 0 || m > 0 {
+		b = strconv.AppendInt(b, int64(m), 10)
+		b = append(b, 'm')
+	}
+	b = strconv.AppendInt(b, int64(s), 10)
+	if frac > 0 { // nine digits, trailing zeros dropped
+		var digits [10]byte
+		n := len(strconv.AppendInt(digits[:0], 1e9+frac, 10)) // "1" and nine digits
+		for digits[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), digits[1:n]...)
+	}
+	return append(b, 's')
 }

@@ -26,6 +26,26 @@ func TestWaitText(t *testing.T) {
 	}
 }
 
+// FuzzAppendWait: appendWait writes what time.Duration.String writes of
+// the rounded wait, for any wait, after any prefix.
+func FuzzAppendWait(f *testing.F) {
+	for _, ns := range []int64{-1, 0, 1, 499_999, 500_000, 20e6, 999_499_999, 999_500_000, 1e9, 1_005e6, 1_234_567_891,
+		int64(time.Minute), int64(time.Hour) + 10e6, math.MaxInt64, math.MaxInt64 - 4e6} {
+		f.Add(ns)
+	}
+	f.Fuzz(func(t *testing.T, ns int64) {
+		want := "0s"
+		if d := time.Duration(ns); d > 0 && d < time.Second {
+			want = d.Round(time.Millisecond).String()
+		} else if d >= time.Second {
+			want = d.Round(10 * time.Millisecond).String()
+		}
+		if got := string(appendWait([]byte("x"), ns)); got != "x"+want {
+			t.Fatalf("appendWait(%d) = %q, want %q", ns, got[1:], want)
+		}
+	})
+}
+
 // limitedGateway is a gateway over a private region with one key.
 func limitedGateway(t *testing.T, k config.Key) (*gateway, *keyRoute, *modelRoute) {
 	t.Helper()

@@ -75,7 +75,9 @@ var requestPhases = [...]phase{
 // uses under 4 KiB of stack, so its stack stays at (or the GC shrinks it
 // back to) 8 KiB instead of 16 KiB per open stream.
 func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) {
-	x := &exchange{api: a, rec: g.beginRecord(ctx, c)}
+	x := &exchange{api: a}
+	x.rec = &x.record
+	g.startRecord(x.rec, ctx, c)
 	g.startTrace(c, x)
 	defer g.end(x)
 	if !g.forward(ctx, c, x) {
@@ -130,9 +132,10 @@ const writeGrace = 5 * time.Second
 // next.
 type exchange struct {
 	api    *apiSpec
-	rec    *usageRecord
-	routes *routeTable // the table this request finishes on, whatever reloads come
-	body   bodyState   // how much of the request body was read: how a refusal must treat the rest
+	rec    *usageRecord // &record
+	record usageRecord  // in the exchange: one allocation a request, not two
+	routes *routeTable  // the table this request finishes on, whatever reloads come
+	body   bodyState    // how much of the request body was read: how a refusal must treat the rest
 
 	// Found by the phases, in order.
 	key        *keyRoute
@@ -172,7 +175,7 @@ type exchange struct {
 	idle     *time.Timer // streams only: silence before the headers counts too
 	idleFor  time.Duration
 	acancel  context.CancelCauseFunc // the attempt's own context, if it has one
-	slot     func()                  // gives the backend slot back
+	slotOf   *modelRoute             // the model whose slot on backend the request holds; nil: none
 	res      *http.Response
 	prefix   []byte // a stream's first bytes, read before committing to its backend; a large answer's
 	large    bool   // a whole answer past wholeAnswerMax: relayed as it arrives
@@ -197,8 +200,8 @@ func (g *gateway) end(x *exchange) {
 	if x.res != nil {
 		x.res.Body.Close()
 	}
-	if x.slot != nil {
-		x.slot()
+	if x.slotOf != nil {
+		g.queues.releaseSlot(x.slotOf, x.backend)
 	}
 	x.releaseBlocks()
 	if x.acancel != nil {
@@ -472,9 +475,20 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 // scanBody validates the body as JSON in one pass and finds its fields.
 func scanBody(body []byte, fields reqscan.Fields) (reqscan.Request, *apiError) {
 	r, err := reqscan.ScanWith(body, fields)
-	var fe *reqscan.FieldError
-	switch {
-	case errors.As(err, &fe):
+	if err != nil {
+		return r, scanError(err)
+	}
+	if r.Model.Len() == 0 || r.ModelName == "" {
+		return r, errInvalid(http.StatusBadRequest, "missing_model",
+			"You must provide a model parameter (a string).")
+	}
+	return r, nil
+}
+
+// scanError is the client's error for a body reqscan refused.
+func scanError(err error) *apiError {
+	var fe *reqscan.FieldError // declared here: on the heap only for a refused body
+	if errors.As(err, &fe) {
 		// Valid JSON the backend could read differently (a duplicated or
 		// escaped key, a value it would coerce): acting on it would let
 		// the key's authorisation, limits or billing apply to another
@@ -482,16 +496,10 @@ func scanBody(body []byte, fields reqscan.Fields) (reqscan.Request, *apiError) {
 		e := errInvalid(http.StatusBadRequest, "invalid_field",
 			fmt.Sprintf("The request body's `%s` cannot be read unambiguously: %v.", fe.Field, err))
 		e.param = fe.Field
-		return r, e
-	case err != nil:
-		return r, errInvalid(http.StatusBadRequest, "invalid_json",
-			fmt.Sprintf("The request body is not valid JSON: %v.", err))
+		return e
 	}
-	if r.Model.Len() == 0 || r.ModelName == "" {
-		return r, errInvalid(http.StatusBadRequest, "missing_model",
-			"You must provide a model parameter (a string).")
-	}
-	return r, nil
+	return errInvalid(http.StatusBadRequest, "invalid_json",
+		fmt.Sprintf("The request body is not valid JSON: %v.", err))
 }
 
 // refuseUnservable refuses the Responses requests the gateway cannot serve
@@ -530,14 +538,21 @@ func clip[T ~string | ~[]byte](s T) string {
 // beginRecord starts the usage record of a request; ctx is the
 // connection's (its client address is formatted once per connection).
 func (g *gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usageRecord {
-	rec := &usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
+	rec := new(usageRecord)
+	g.startRecord(rec, ctx, c)
+	return rec
+}
+
+// startRecord starts the usage record rec (a new one: see beginRecord).
+func (g *gateway) startRecord(rec *usageRecord, ctx context.Context, c *app.RequestContext) {
+	*rec = usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
 		userAgent: clip(c.Request.Header.UserAgent())}
+	rec.tried = rec.triedFirst[:0]
 	if st, _ := ctx.Value(connStateKey{}).(*connState); st != nil && st.addr != "" {
 		rec.clientAddr = st.addr
 	} else {
 		rec.clientAddr = c.RemoteAddr().String()
 	}
-	return rec
 }
 
 // finish writes the usage line.

@@ -46,7 +46,8 @@ type usageRecord struct {
 	streamAsked     bool          // the request asked for a stream
 	firstTokenRetry bool          // first_token_deadline passed on a backend; retried on the next
 	attempts        int           // upstream attempts
-	tried           []string      // backends tried, in order
+	tried           []string      // backends tried, in order (in triedFirst while they fit)
+	triedFirst      [2]string     // the usual one or two: no allocation for them
 	messages        int
 	promptBytes     int
 	queued          bool          // waited in the model's queue for a slot

@@ -163,7 +163,9 @@ func serveUntilEOF(addr, addrFile string) error {
 }
 
 // startWorker runs a worker on ln with one key and one model served by
-// backend, and returns once it accepts connections. For /v1/models the
+// backend, and returns once it accepts connections. The key has limits
+// too high to refuse anything, as the rig's (bench/rig/proxies.go): a
+// proxied request pays for its limiters and x-ratelimit-* headers. For /v1/models the
 // backend is a closed port: the worker's health check (one at start, then
 // hourly) finds it down, which /v1/models does not look at.
 func startWorker(ln net.Listener, gogc int, backend string) (stop func(), err error) {
@@ -180,6 +182,8 @@ keys:
   - name: acceptpath
     sha256: %s
     models: ["*"]
+    requests_per_minute: 1000000000
+    max_concurrent: 1000000
 models:
   - name: %s
     health:

@@ -160,7 +160,7 @@ func (p *Pool) Do(ctx context.Context, req *Request) (*http.Response, error) {
 
 // roundTrip writes req on c and reads the response head.
 func (p *Pool) roundTrip(ctx context.Context, c *conn, req *Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, c.abort) // a blocked read or write returns
+	stop := context.AfterFunc(ctx, c.abortFunc) // a blocked read or write returns
 	head := headPool.Get().(*[]byte)
 	*head = appendHead((*head)[:0], req, p.host)
 	err := c.write(*head, req.Body)
@@ -243,6 +243,9 @@ type conn struct {
 	meter  meter
 	br     *bufio.Reader
 	idleAt time.Time
+	// abortFunc is c.abort, made once: a method value made at each
+	// request's context.AfterFunc would be an allocation each.
+	abortFunc func()
 }
 
 // meter counts the bytes read from a connection (to know whether anything
@@ -308,7 +311,15 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 		}
 		nc = tc
 	}
-	c = &conn{nc: nc, raw: raw}
+	return p.newConn(nc, raw), false, nil
+}
+
+// newConn wraps a new connection (nc: raw, or TLS over it). Apart from
+// get, so that get's c is not captured by the hang-up callback below: a
+// captured result would be allocated at every get, reused or not.
+func (p *Pool) newConn(nc net.Conn, raw netpoll.Connection) *conn {
+	c := &conn{nc: nc, raw: raw}
+	c.abortFunc = c.abort
 	c.meter.nc = nc
 	c.br = bufio.NewReaderSize(&c.meter, readBufferSize)
 	// A backend that closes a kept connection (vLLM does after 5 s idle)
@@ -317,7 +328,7 @@ func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	if d, ok := raw.(disconnectNotifier); ok {
 		d.SetOnDisconnect(func(context.Context, netpoll.Connection) { p.drop(c) }) //nolint:errcheck // never fails
 	}
-	return c, false, nil
+	return c
 }
 
 // disconnectNotifier is netpoll's connection's hook for the peer's hang-up
