@@ -77,7 +77,7 @@ var requestPhases = [...]phase{
 func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) {
 	x := &exchange{api: a}
 	x.rec = &x.record
-	g.startRecord(x.rec, ctx, c)
+	g.startRecord(ctx, x.rec, c)
 	g.startTrace(c, x)
 	defer g.end(x)
 	if !g.forward(ctx, c, x) {
@@ -202,6 +202,7 @@ func (g *gateway) end(x *exchange) {
 	}
 	if x.slotOf != nil {
 		g.queues.releaseSlot(x.slotOf, x.backend)
+		x.slotOf = nil // a slot is given back once, whatever calls end again
 	}
 	x.releaseBlocks()
 	if x.acancel != nil {
@@ -539,12 +540,12 @@ func clip[T ~string | ~[]byte](s T) string {
 // connection's (its client address is formatted once per connection).
 func (g *gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usageRecord {
 	rec := new(usageRecord)
-	g.startRecord(rec, ctx, c)
+	g.startRecord(ctx, rec, c)
 	return rec
 }
 
 // startRecord starts the usage record rec (a new one: see beginRecord).
-func (g *gateway) startRecord(rec *usageRecord, ctx context.Context, c *app.RequestContext) {
+func (g *gateway) startRecord(ctx context.Context, rec *usageRecord, c *app.RequestContext) {
 	*rec = usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
 		userAgent: clip(c.Request.Header.UserAgent())}
 	rec.tried = rec.triedFirst[:0]
