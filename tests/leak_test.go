@@ -3,10 +3,12 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"slices"
@@ -209,13 +211,18 @@ var leakPrompt = strings.Repeat("does anything leak? ", 64<<10/20)
 
 // leakRequest sends one request of model on a connection of its own
 // (closed after it), reads the answer to its end, and returns its status.
-// With leave above 0 the client gives up after that long (status 0).
+// With leave above 0 the client gives up that long after it wrote the
+// whole request (status 0). Counted from the write, not from the start: a
+// client slowed down (-race, a loaded CI machine) could otherwise give up
+// before the gateway had its request, and a request the gateway never got
+// has no usage line to wait for.
 func leakRequest(t *testing.T, g *gateway, model string, stream bool, hdr map[string]string, leave time.Duration) int {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	if leave > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, leave)
-		defer cancel()
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { time.AfterFunc(leave, cancel) },
+		})
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, stream, leakPrompt)))
 	req.Header.Set("Authorization", "Bearer "+keyAll)
@@ -331,7 +338,7 @@ func TestNoLeakOnFailurePaths(t *testing.T) {
 	t.Logf("right after %d failing requests: %v", len(jobs), peak)
 
 	// Each failure was met for real, not only answered from an ejection.
-	await(t, "every usage line", func() bool { return len(g.usageLines()) == len(jobs)+4 })
+	awaitUsageLines(t, g, jobs, func(j job) string { return j.model })
 	reached := map[string]int{}
 	attempts := 0
 	for _, l := range g.usageLines() {
@@ -474,4 +481,40 @@ func TestReloadSoakNoLeak(t *testing.T) {
 	t.Logf("with %d reloads: %d requests (%d failed); right after: %v", reloads, sent, failed, peak)
 	after := g.awaitSettled(before, fmt.Sprintf("idle after %d reloads", reloads))
 	t.Logf("idle after the reloads: %v", after)
+}
+
+// awaitUsageLines waits for one usage line per job and the four of the
+// warm-up ("ok"); on timeout it says which lines are missing or extra, by
+// model, and which lines are not JSON, so a failure names the path that
+// lost (or doubled) one.
+func awaitUsageLines[J any](t *testing.T, g *gateway, jobs []J, label func(J) string) {
+	t.Helper()
+	want := len(jobs) + 4
+	end := time.Now().Add(deadline)
+	for {
+		lines := g.usageLines()
+		if len(lines) == want {
+			return
+		}
+		if time.Now().After(end) {
+			diff := map[string]int{} // lines written minus lines expected
+			for _, j := range jobs {
+				diff[label(j)]--
+			}
+			diff["ok"] -= 4
+			for _, l := range lines {
+				diff[fmt.Sprint(l["model"])]++
+			}
+			maps.DeleteFunc(diff, func(_ string, n int) bool { return n == 0 })
+			var bad []string // lines usageLines could not parse
+			data, _ := os.ReadFile(g.UsageLog)
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				if !json.Valid([]byte(l)) {
+					bad = append(bad, l)
+				}
+			}
+			t.Fatalf("timed out after %v waiting for every usage line: %d of %d; written minus expected, by model: %v; lines that are not JSON: %q", deadline, len(lines), want, diff, bad)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
