@@ -231,7 +231,10 @@ func TestGiantStreamEventPassedThrough(t *testing.T) {
 func TestStalledClientReleased(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{})
 	usage := filepath.Join(t.TempDir(), "usage.log")
-	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {total: 5s}")) // the headers come well before that, even on a loaded machine
+	// The fake builds its 40 MB answer before the head: under -race on a
+	// loaded CI machine that took over 5 s once (504). 15 s leaves room;
+	// the test lasts total + the relay's 5 s write grace.
+	g := startGateway(t, withModelExtra(baseConfig(be.URL(), usage, ""), "    timeouts: {total: 15s}"))
 	g.UsageLog = usage
 
 	line := stallOnLargeAnswer(t, g)
