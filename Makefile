@@ -25,7 +25,10 @@ vet:
 test: vet
 	SLUICE_TEST_RACE=1 SLUICE_TEST_TAGS=$(TAGS) $(GO) test -tags $(TAGS) -race -count=1 -timeout 15m ./...
 	# The patched netpoll (third_party/README.md) is a module of its own: ./... leaves it out.
-	cd third_party/netpoll && $(GO) test -count=1 -timeout 5m .
+	# Skipped: two of upstream's own tests that hang now and then in upstream
+	# v0.7.2 unpatched as well (TestOnConnect: twice in 2 x 25 runs here;
+	# TestDialerFdAlloc spins on IsActive), see third_party/README.md.
+	cd third_party/netpoll && $(GO) test -count=1 -timeout 5m -skip '^(TestOnConnect|TestDialerFdAlloc)$$' .
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 FUZZTIME ?= 30s
