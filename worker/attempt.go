@@ -51,7 +51,7 @@ func (g *gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 // the request is to be tried again; else e is the client's error, or nil
 // with x.res the answer to relay.
 func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
-	rec := x.rec
+	rec := &x.rec
 	var rotated [16]*backendRoute
 	k := n % len(x.candidates)
 	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)

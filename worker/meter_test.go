@@ -51,7 +51,7 @@ func BenchmarkMeterRecord(b *testing.B) {
 // tracing.endpoint): the hooks of serve, attempt and end, each a nil check.
 func BenchmarkTracingOff(b *testing.B) {
 	g := &gateway{}
-	x := &exchange{api: &apiSpec{name: "chat"}, rec: &usageRecord{start: time.Now()}}
+	x := &exchange{api: &apiSpec{name: "chat"}, rec: usageRecord{start: time.Now()}}
 	for b.Loop() {
 		g.startTrace(nil, x)
 		span, lines := x.trace.StartAttempt(0, "http://b", nil)

@@ -76,8 +76,7 @@ var requestPhases = [...]phase{
 // back to) 8 KiB instead of 16 KiB per open stream.
 func (g *gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) {
 	x := &exchange{api: a}
-	x.rec = &x.record
-	g.startRecord(ctx, x.rec, c)
+	g.startRecord(ctx, &x.rec, c)
 	g.startTrace(c, x)
 	defer g.end(x)
 	if !g.forward(ctx, c, x) {
@@ -132,10 +131,9 @@ const writeGrace = 5 * time.Second
 // next.
 type exchange struct {
 	api    *apiSpec
-	rec    *usageRecord // &record
-	record usageRecord  // in the exchange: one allocation a request, not two
-	routes *routeTable  // the table this request finishes on, whatever reloads come
-	body   bodyState    // how much of the request body was read: how a refusal must treat the rest
+	rec    usageRecord // in the exchange: one allocation a request, not two
+	routes *routeTable // the table this request finishes on, whatever reloads come
+	body   bodyState   // how much of the request body was read: how a refusal must treat the rest
 
 	// Found by the phases, in order.
 	key        *keyRoute
@@ -232,7 +230,7 @@ func (g *gateway) end(x *exchange) {
 	if x.trace != nil {
 		g.endTrace(x, time.Now())
 	}
-	g.finish(x.rec)
+	g.finish(&x.rec)
 }
 
 // reject answers the request with e, the one way every phase's failure
@@ -241,7 +239,7 @@ func (g *gateway) end(x *exchange) {
 // (refuseUnread), one read in part closes the connection (refuse). A
 // client that left gets nothing, only its usage line (499).
 func (g *gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
-	rec := x.rec
+	rec := &x.rec
 	if e.status == statusClientClosed {
 		rec.failed(e)
 		return
@@ -362,7 +360,7 @@ func (g *gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 // 7. rewrite: the body as it goes upstream. The edits are pieces between
 // the body's own bytes: nothing is copied.
 func (g *gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	rec, m, body, scan := x.rec, x.model, x.payload, &x.scan
+	rec, m, body, scan := &x.rec, x.model, x.payload, &x.scan
 	rec.messages, rec.promptBytes = scan.Messages, scan.PromptBytes
 	rec.streamAsked, rec.upstreamModel = scan.Stream, m.name
 	if m.upstreamModel != "" {
@@ -419,7 +417,7 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 // 11. respond: the answer's head, and a whole answer's body. A stream, or
 // an answer too large to hold, is relayed by serve (relay true).
 func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *apiError) {
-	rec, res := x.rec, x.res
+	rec, res := &x.rec, x.res
 	// From here the response flows to the client and no retry can need the
 	// request body: let it go (for a stream, minutes before the end).
 	x.payload, x.pieces = nil, nil

@@ -62,7 +62,7 @@ const doneWait = 5 * time.Millisecond
 // SSE error event in the API's shape (appendErrorEvent) and a clean end of
 // the chunked body.
 func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, body, idle, idleFor := x.rec, x.res.Body, x.idle, x.idleFor
+	rec, body, idle, idleFor := &x.rec, x.res.Body, x.idle, x.idleFor
 	w := newChunkWriter(c)
 	w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 	waiter, _ := body.(dataWaiter)
@@ -219,7 +219,7 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 // (errAnswerCut). idle, if the client asked for a stream, is reset by every
 // read, as relayStream does.
 func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, res, idle, idleFor := x.rec, x.res, x.idle, x.idleFor
+	rec, res, idle, idleFor := &x.rec, x.res, x.idle, x.idleFor
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
 	answer := sse.NewAnswerReaderAs(x.api.format)
 	writeFailed := false

@@ -44,7 +44,7 @@ func (g *gateway) endTrace(x *exchange, end time.Time) {
 	if !x.trace.Sampled() {
 		return
 	}
-	rec := x.rec
+	rec := &x.rec
 	if rec.queued {
 		x.trace.Queued(rec.queueBegan, rec.queueWait, rec.priority)
 	}
