@@ -325,34 +325,68 @@ func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
 	}
 }
 
-// A pinned waiter (a stored response's holder) is outside the fair order:
-// its grant does not move the model's virtual time to its key's finish
-// tag, which may be far ahead while the key's other requests wait.
-func TestPinnedGrantLeavesVirtualTime(t *testing.T) {
-	r, k := fairRig(t, 1, "heavy")
-	heavy := k["heavy"]
-	atomic.StoreInt64(heavy.cell.Scalar(shm.KeyServedScalar), serviceUnits(1e6, 1))
-	g, m := r.gw[0], r.model[0]
-	if c, _ := r.takeAs(0, fairKey{}, 10); (<-c).b == nil {
-		t.Fatal("no slot while nobody waits")
+// A pinned waiter (a stored response's holder) keeps its key's tier and
+// start tag: it is served no earlier than the fair order would serve it,
+// whichever worker the others wait in (issue 30, item 1: a priority-0
+// key's follow-ups were served before a priority-3 key that had queued
+// first). It is served in its turn, so its grant moves the virtual time
+// to its start tag as any other's does.
+func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
+	r, k := fairRig(t, 1, "low", "high", "heavy", "light")
+	low, high, heavy, light := k["low"], k["high"], k["heavy"], k["light"]
+	high.priority = 3
+	atomic.StoreInt64(high.cell.Scalar(shm.KeyServedScalar), serviceUnits(1e6, 1)) // served far more: the tier decides
+	pinnedAs := func(col int, key fairKey, tokens int64) <-chan taken {
+		out := make(chan taken, 1)
+		depth := r.qcell.Total()
+		r.running.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		r.leaves = append(r.leaves, cancel)
+		go func() {
+			defer r.running.Done()
+			b, e := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, true, key, tokens)
+			out <- taken{b, e}
+		}()
+		r.await("the pinned request to wait", func() bool { return r.qcell.Total() == depth+1 }, out)
+		return out
 	}
-	virtual := r.qcell.Scalar(shm.QueueVirtualScalar)
-	before := atomic.LoadInt64(virtual)
-	got := make(chan *backendRoute, 1)
-	go func() {
-		b, _ := g.takeSlot(t.Context(), m, m.backends, &usageRecord{}, true, heavy, 10)
-		got <- b
-	}()
-	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
-	g.queues.releaseSlot(m, r.be[0])
-	m.queue.dispatch()
-	if b := <-got; b == nil {
-		t.Fatal("the pinned request got no slot")
+	release := func(col int) {
+		r.gw[col].queues.releaseSlot(r.model[col], r.be[col])
+		r.model[0].queue.dispatch()
+		r.model[1].queue.dispatch()
 	}
-	if after := atomic.LoadInt64(virtual); after != before {
-		t.Errorf("a pinned grant moved the virtual time from %d to %d (its key's finish tag)", before, after)
+
+	// Tiers: the priority-3 key queued first, in the other worker; the
+	// priority-0 key's follow-up arrives later and finds the slot free.
+	r.slotNow(0)
+	h1, _ := r.queueAs(1, high, 10)
+	p1 := pinnedAs(0, low, 10)
+	release(0) // the slot's one release
+	r.served(h1, "the priority-3 request, queued first")
+	notYet(t, p1, "the priority-0 follow-up")
+	release(1)
+	r.served(p1, "the priority-0 follow-up, after it")
+
+	// Within a tier: a key served more waits pinned behind one served less
+	// that queued later; the follow-up's grant moves the virtual time on.
+	units := func(tokens int64) int64 { return serviceUnits(tokens, 1) }
+	virtual := atomic.LoadInt64(r.qcell.Scalar(shm.QueueVirtualScalar))
+	heavyStart := virtual + units(1e5)
+	atomic.StoreInt64(heavy.cell.Scalar(shm.KeyServedScalar), heavyStart)
+	p2 := pinnedAs(0, heavy, 100) // starts at heavy's finish tag, 1e5 tokens past the virtual time
+	l1, _ := r.queueAs(1, light, 100)
+	release(0)
+	r.served(l1, "the less served key's request")
+	notYet(t, p2, "the more served key's follow-up")
+	release(1)
+	r.served(p2, "the more served key's follow-up")
+	if v := atomic.LoadInt64(r.qcell.Scalar(shm.QueueVirtualScalar)); v != heavyStart {
+		t.Errorf("virtual time %d after the follow-up's grant, want its start tag %d", v, heavyStart)
 	}
-	g.queues.releaseSlot(m, r.be[0])
+	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	if d := r.qcell.Total(); d != 0 {
+		t.Fatalf("queue depth %d after everyone was served", d)
+	}
 }
 
 // A head whose own backend is out of rotation is not passed over for

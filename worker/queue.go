@@ -57,12 +57,18 @@ type localQueue struct {
 	// waiting is the number of waiters in lines.
 	waiting int
 	// pinned are the waiters that need one backend and no other (a stored
-	// response's holder): outside the fair order, so that one waiting
-	// for its busy holder does not hold back the waiters behind it that
-	// other backends could serve now. They count in the queue's depth and
-	// take a slot of their backend as soon as the dispatcher finds one
-	// free — this worker's at once (releaseSlot kicks it), another's at
-	// its next safety tick.
+	// response's holder). They keep their key's tier and start tag, and
+	// take a slot of their backend only once no waiter of the fair order
+	// goes before them (their mark is at most the smallest published):
+	// served no earlier than the fair order would serve them. Their marks
+	// are not published, so that one waiting for its busy holder does not
+	// hold back the waiters behind it that other backends could serve now.
+	// They count in the queue's depth; the dispatcher serves them as soon
+	// as their turn has come and their backend has a free slot — this
+	// worker's at once (releaseSlot kicks it), another's at its next
+	// safety tick. (Until issue 30 they went before every waiter: a
+	// priority-0 key's follow-ups were served before a priority-3 key that
+	// had queued first.)
 	pinned  []*waiter
 	pinnedN atomic.Int32 // len(pinned), read without the lock
 }
@@ -180,16 +186,8 @@ func (q *queues) run(ctx context.Context) {
 func (lq *localQueue) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
-	for i := 0; i < len(lq.pinned); {
-		p := lq.pinned[i]
-		b := lq.q.trySlot(p.cands)
-		if b == nil {
-			i++
-			continue
-		}
-		lq.removePinned(i)
-		lq.grant(p, b, false)
-	}
+	lq.servePinned()
+	defer lq.servePinned() // the fair waiters served may have made their turn
 	for {
 		// Start tags are fixed when requests ask: the mark published here
 		// is the one every other worker compares with.
@@ -220,10 +218,34 @@ func (lq *localQueue) dispatch() {
 			}
 		}
 		lq.remove(w)
-		lq.grant(w, b, true)
+		lq.grant(w, b)
 	}
 	if _, at := lq.cell.MinMark(); at >= 0 && at != lq.q.col {
 		lq.q.wake(at)
+	}
+}
+
+// servePinned gives the pinned waiters whose turn has come — no waiter of
+// the fair order, here or in another worker, has a smaller mark — a slot
+// of their backend when it has one free (lq.mu held).
+func (lq *localQueue) servePinned() {
+	if len(lq.pinned) == 0 {
+		return
+	}
+	least, _ := lq.cell.MinMark()
+	for i := 0; i < len(lq.pinned); {
+		p := lq.pinned[i]
+		if lq.mark(p) > least {
+			i++ // a waiter of the fair order goes first
+			continue
+		}
+		b := lq.q.trySlot(p.cands)
+		if b == nil {
+			i++
+			continue
+		}
+		lq.removePinned(i)
+		lq.grant(p, b)
 	}
 }
 
@@ -291,17 +313,13 @@ func (lq *localQueue) best() (*keyLine, int64) {
 }
 
 // grant hands slot b to waiter w, out of the queue already (lq.mu held),
-// and with fair (a waiter of the fair order, not a pinned one) moves the
-// model's virtual time on to its start tag. A pinned waiter is outside the
-// order: its key's finish tag may be far ahead (its other requests wait),
-// and the virtual time moved there would start every other key's next
-// request behind all of them.
-func (lq *localQueue) grant(w *waiter, b *backendRoute, fair bool) {
+// and moves the model's virtual time on to its start tag. (A pinned
+// waiter is served in its turn too, so its start tag is the fair order's
+// as well.)
+func (lq *localQueue) grant(w *waiter, b *backendRoute) {
 	released := atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)) // before the clock: never a negative hand-off
 	w.handoff = time.Duration(max(lq.q.region.Now()-released, 0))
-	if fair {
-		advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
-	}
+	advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
 	w.got <- b
 }
 
@@ -349,6 +367,8 @@ func (lq *localQueue) removePinned(i int) {
 func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backendRoute, pinned bool) *waiter {
 	w := &waiter{key: key, tokens: tokens, start: start, cands: cands, got: make(chan *backendRoute, 1)}
 	lq.mu.Lock()
+	// The ticket is taken under the lock so a line's order is ticket order.
+	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
 	if pinned {
 		lq.pinned = append(lq.pinned, w)
 		lq.pinnedN.Store(int32(len(lq.pinned)))
@@ -356,8 +376,6 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 		lq.q.wake(lq.q.col)
 		return w
 	}
-	// The ticket is taken under the lock so a line's order is ticket order.
-	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
 	l := lq.lines[key.name]
 	if l == nil {
 		l = &keyLine{}
@@ -441,25 +459,20 @@ func (q *queues) wakeOldest(qc *shm.Cell) {
 // key is charged tokens (the request's cost) as it asks, and refunded if
 // it never gets a slot.
 // pinned: cands is the one backend the request needs (a stored response's
-// holder); it waits outside the fair order (see localQueue.pinned).
+// holder); it waits in its turn without holding back the others (see
+// localQueue.pinned).
 // Whoever gets a slot must give it back with releaseSlot.
 func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool, key fairKey, tokens int64) (*backendRoute, *apiError) {
 	lq := m.queue
 	rec.priority = key.priority
-	// Newcomers do not overtake: while anyone waits, they queue too. A
-	// pinned request tries its one backend at once all the same: a slot
-	// freed there goes to a waiter that can use it as soon as the
-	// dispatcher runs, so one still free is seldom anyone else's.
+	// Newcomers do not overtake: while anyone waits, they queue too — a
+	// pinned request as well, which the dispatcher serves in its turn.
 	virtual := lq.cell.Scalar(shm.QueueVirtualScalar)
-	if empty := lq.cell.Total() == 0; pinned || empty {
+	if lq.cell.Total() == 0 {
 		if b := g.queues.trySlot(cands); b != nil {
 			rec.served = key.claim(tokens, atomic.LoadInt64(virtual))
-			if !pinned {
-				advanceVirtual(virtual, rec.served)
-			}
-			if empty {
-				rebaseEpoch(lq.cell)
-			}
+			advanceVirtual(virtual, rec.served)
+			rebaseEpoch(lq.cell)
 			return b, nil
 		}
 	}
