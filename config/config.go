@@ -348,6 +348,22 @@ type Queue struct {
 	Max *int `yaml:"max"`
 	// Timeout is the longest a request waits (default 30s); then 503.
 	Timeout Duration `yaml:"timeout"`
+	// MaxPerKey is how many of those places one key may hold, over all
+	// workers (default: half of Max, at least 1; 0: no bound of its own).
+	// A key past it is refused (429 queue_key_full) while other keys can
+	// still queue: one key flooding the queue cannot turn every other
+	// key's request into a queue_full. A key's places are counted over
+	// every model it waits for.
+	MaxPerKey *int `yaml:"max_per_key"`
+}
+
+// DefaultQueueMaxPerKey is queue.max_per_key when unset: half of the
+// model's queue.max, at least 1 (0 when the queue is 0).
+func DefaultQueueMaxPerKey(queueMax int) int {
+	if queueMax <= 0 {
+		return 0
+	}
+	return max(1, queueMax/2)
 }
 
 // Health configures the active health check: GET Path on every backend
@@ -641,6 +657,10 @@ func (c *Config) applyDefaults() {
 		}
 		if m.Queue.Timeout == 0 {
 			m.Queue.Timeout = Duration(DefaultQueueTimeout)
+		}
+		if m.Queue.MaxPerKey == nil {
+			q := DefaultQueueMaxPerKey(*m.Queue.Max)
+			m.Queue.MaxPerKey = &q
 		}
 		if m.DefaultMaxTokens == 0 {
 			m.DefaultMaxTokens = DefaultMaxTokens

@@ -56,6 +56,9 @@ func TestParseValidAndDefaults(t *testing.T) {
 	if c.PrefixEntries() != 1<<16 || c.PrefixIndex.Block != 256 || c.PrefixIndex.MaxBlocks != 128 {
 		t.Errorf("prefix_index defaults: %d entries, block %d, max_blocks %d", c.PrefixEntries(), c.PrefixIndex.Block, c.PrefixIndex.MaxBlocks)
 	}
+	if *m.Queue.MaxPerKey != 500 {
+		t.Errorf("queue.max_per_key defaults to %d, want half of queue.max (500)", *m.Queue.MaxPerKey)
+	}
 	if *m.Queue.Max != 1000 || time.Duration(m.Queue.Timeout) != 30*time.Second || m.DefaultMaxTokens != 1024 || c.ShmCells != 4096 {
 		t.Errorf("defaults: queue %d/%v default_max_tokens %d shm_cells %d", *m.Queue.Max, time.Duration(m.Queue.Timeout), m.DefaultMaxTokens, c.ShmCells)
 	}
@@ -107,6 +110,7 @@ func TestParseProblems(t *testing.T) {
 		{"tracing ratio", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', sample_ratio: 1.5}", []string{"tracing.sample_ratio", "between 0 and 1"}},
 		{"control character in a key name", "name: team-a", "name: \"team\\0a\"", []string{"keys[0].name", "control character"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
+		{"queue max_per_key over max", "slots: 16", "slots: 16\n    queue: {max: 10, max_per_key: 11}", []string{"bad.yaml:16:", "models[0].queue.max_per_key", "0 (no bound) to queue.max (10)"}},
 		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 9 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
 		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},

@@ -230,6 +230,9 @@ func (c *Config) validate() Problems {
 		if *m.Queue.Max < 0 {
 			add(p+".queue.max", "must be 0 or more, got %d", *m.Queue.Max)
 		}
+		if n := *m.Queue.MaxPerKey; n < 0 || n > max(*m.Queue.Max, 0) {
+			add(p+".queue.max_per_key", "must be 0 (no bound) to queue.max (%d), got %d", *m.Queue.Max, n)
+		}
 		if m.DefaultMaxTokens < 1 {
 			add(p+".default_max_tokens", "must be at least 1, got %d", m.DefaultMaxTokens)
 		}

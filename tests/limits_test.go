@@ -271,7 +271,7 @@ func startSlotsGateway(t *testing.T, slots int, queue string) (*gateway, *fakevl
 // in the model's one queue, are refused when it is full, and leave it with
 // a 503 when they waited too long.
 func TestSlotsAndQueue(t *testing.T) {
-	g, be := startSlotsGateway(t, 2, "{max: 3, timeout: 60s}")
+	g, be := startSlotsGateway(t, 2, "{max: 3, max_per_key: 3, timeout: 60s}") // one key fills the queue
 	lbl := map[string]string{"model": "m", "backend": be.URL()}
 	for i := 0; i < 2; i++ {
 		if res := openStream(t, g, keyAll, "slots", chatBody("m", true, "s")); res.StatusCode != 200 {

@@ -245,7 +245,7 @@ func fillSlotsAndQueue(t *testing.T, g *gateway, be *fakevllm.Server, hold strin
 // running requests (its own, since finished) for load on the backend. The
 // same after streams of another model that the same server serves.
 func TestNoQueueingWhileSlotsFree(t *testing.T) {
-	g, be := startQueueGateway(t, "{max: 2, timeout: 60s}")
+	g, be := startQueueGateway(t, "{max: 2, max_per_key: 2, timeout: 60s}") // one key fills the queue
 
 	// 5 streams at once: 2 served, 2 queued and handed a slot, 1 queue_full.
 	var all []<-chan outcome
@@ -331,7 +331,7 @@ func TestNoQueueingWhileSlotsFree(t *testing.T) {
 
 // The same after waiters leave by queue_timeout.
 func TestNoQueueingAfterQueueTimeout(t *testing.T) {
-	g, be := startQueueGateway(t, "{max: 2, timeout: 3s}")
+	g, be := startQueueGateway(t, "{max: 2, max_per_key: 2, timeout: 3s}") // one key fills the queue
 	served, queued, _ := fillSlotsAndQueue(t, g, be, "timeout")
 	expect(t, "queue_timeout", queued...)
 	awaitGauges(t, g, be, 0, 2, served...)

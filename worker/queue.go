@@ -354,15 +354,19 @@ func (lq *localQueue) remove(w *waiter) bool {
 }
 
 // removePinned takes pinned waiter i out (lq.mu held), giving back its
-// queue place.
+// queue place and its key's count.
 func (lq *localQueue) removePinned(i int) {
+	w := lq.pinned[i]
 	lq.pinned = append(lq.pinned[:i], lq.pinned[i+1:]...)
 	lq.pinnedN.Store(int32(len(lq.pinned)))
 	lq.cell.Release(lq.q.col)
+	if w.key.cell != nil {
+		w.key.cell.AddMarkCount(lq.q.col, -1)
+	}
 }
 
-// enqueue adds a waiter of key that already holds a queue place and took
-// its start tag: in its key's line, or with pinned among the pinned
+// enqueue adds a waiter of key that already holds a queue place (and its
+// key's count of them: takePlace) and took its start tag: in its key's line, or with pinned among the pinned
 // waiters.
 func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backendRoute, pinned bool) *waiter {
 	w := &waiter{key: key, tokens: tokens, start: start, cands: cands, got: make(chan *backendRoute, 1)}
@@ -384,11 +388,6 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 	l.waiters = append(l.waiters, w)
 	lq.waiting++
 	lq.publish()
-	if key.cell != nil {
-		// Counted once its mark is published: a key seen waiting
-		// (sluice_key_queue_depth) is in the order.
-		key.cell.AddMarkCount(lq.q.col, 1)
-	}
 	lq.mu.Unlock()
 	lq.q.wake(lq.q.col) // a slot may have freed while the place was taken
 	return w
@@ -476,10 +475,8 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 			return b, nil
 		}
 	}
-	if m.queueMax == 0 || !lq.cell.Acquire(g.col, m.queueMax) {
-		return nil, &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
-			message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
-			retryAfter: "1", source: sourceGateway}
+	if e := g.takePlace(m, key); e != nil {
+		return nil, e
 	}
 	began := time.Now()
 	start := key.claim(tokens, atomic.LoadInt64(virtual))
@@ -519,6 +516,50 @@ func (g *gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 		rec.handoff, rec.served = w.handoff, w.start
 	}
 	return b, aerr
+}
+
+// takePlace takes a place in the model's queue for a request of key: first
+// one of the key's own (queue.max_per_key, counted in the key's cell, so
+// exact across workers), then one of the queue's (queue.max). A key at
+// its bound is refused while the queue still has room for other keys: one
+// key flooding the queue no longer turns every other key's request into a
+// queue_full (issue 30, item 3). The key's count is given back by remove
+// or removePinned, with the place.
+func (g *gateway) takePlace(m *modelRoute, key fairKey) *apiError {
+	lq := m.queue
+	if m.queueMax == 0 {
+		return errQueueFull(m)
+	}
+	counted := key.cell != nil
+	if counted {
+		// Count-then-check, as Acquire does: a key seen over its bound gives
+		// its count back, so the bound holds across workers.
+		key.cell.AddMarkCount(g.col, 1)
+		if n := m.queueMaxPerKey; n > 0 && key.cell.MarkCount() > n {
+			key.cell.AddMarkCount(g.col, -1)
+			if lq.cell.Total() >= m.queueMax {
+				return errQueueFull(m) // full for everyone: say so
+			}
+			return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_key_full",
+				message: fmt.Sprintf("Every backend of model `%s` is busy and your key already has %d requests waiting, its share of the queue. Retry when one has finished.",
+					m.name, n),
+				retryAfter: "1", source: sourceGateway}
+		}
+	}
+	if !lq.cell.Acquire(g.col, m.queueMax) {
+		if counted {
+			key.cell.AddMarkCount(g.col, -1)
+		}
+		return errQueueFull(m)
+	}
+	return nil
+}
+
+// errQueueFull is the refusal of a request that finds its model's queue full.
+func errQueueFull(m *modelRoute) *apiError {
+	return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
+		message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
+		retryAfter: "1", source: sourceGateway}
 }
 
 // errClientClosed marks a request whose client left while it waited.

@@ -66,6 +66,7 @@ type modelRoute struct {
 	kvSaturation     float64     // a backend above this KV-cache usage takes nothing new
 	queue            *localQueue // this worker's waiters; depth and order are shared
 	queueMax         int64
+	queueMaxPerKey   int64 // of queueMax, the places one key may hold (0: no bound of its own)
 	queueTimeout     time.Duration
 	defaultMaxTokens int64
 	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
@@ -267,6 +268,10 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 		mr.queueMax, mr.queueTimeout, mr.defaultMaxTokens = int64(config.DefaultQueueMax), config.DefaultQueueTimeout, m.DefaultMaxTokens
 		if m.Queue.Max != nil {
 			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
+		}
+		mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
+		if m.Queue.MaxPerKey != nil {
+			mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)
 		}
 		if mr.defaultMaxTokens == 0 {
 			mr.defaultMaxTokens = config.DefaultMaxTokens
