@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
 // One key cannot fill a model's queue for everyone (issue 30, item 3):
@@ -61,4 +67,59 @@ func TestOneKeyCannotFillTheQueue(t *testing.T) {
 	})
 	be.Release("flood")
 	expect(t, "", append(append(served, queued...), other)...)
+}
+
+// A stream the client cuts before its last event — where the usage comes —
+// is billed what was generated (issue 30, item 2): the usage line says the
+// gateway counted it (usage_source "gateway"), with the prompt's estimate
+// and the content events relayed, and sluice_tokens_total counts it. Before,
+// such a stream was a 499 with completion_tokens 0, nothing in the
+// counters and nothing settled: a key cutting its streams paid nothing.
+// Chat, Responses and Messages streams alike, each cut after a few events.
+func TestCutStreamIsBilled(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 200, Interval: 5 * time.Millisecond})
+	usage := t.TempDir() + "/usage.log"
+	g := startGateway(t, baseConfig(be.URL(), usage, ""))
+	g.UsageLog = usage
+	billed := 0.0
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"count to two hundred"}]}`},
+		{"/v1/responses", `{"model":"m","stream":true,"input":"count to two hundred"}`},
+		{"/v1/messages", `{"model":"m","stream":true,"max_tokens":500,"messages":[{"role":"user","content":"count to two hundred"}]}`},
+	} {
+		t.Run(strings.TrimPrefix(c.path, "/v1/"), func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, g.URL+c.path, strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+keyAll)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := freshClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			r := bufio.NewReader(res.Body)
+			for range 12 { // a few events (the first may carry no content), then the client leaves
+				if _, err := nextEvent(r); err != nil {
+					t.Fatalf("the stream ended before 12 events: %v", err)
+				}
+			}
+			res.Body.Close()
+			l := g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+			completion, _ := l["completion_tokens"].(float64)
+			prompt, _ := l["prompt_tokens"].(float64)
+			if l["status"] != 499.0 || l["usage_source"] != "gateway" || l["usage_reported"] != false {
+				t.Fatalf("the cut stream's usage line: status %v usage_source %v usage_reported %v", l["status"], l["usage_source"], l["usage_reported"])
+			}
+			if completion < 5 || completion >= 200 || prompt < 1 || l["total_tokens"] != prompt+completion {
+				t.Fatalf("the cut stream billed prompt %v completion %v total %v: want the prompt's estimate and the events relayed (at least 5 of 12, fewer than the 200 of a whole answer)",
+					prompt, completion, l["total_tokens"])
+			}
+			billed += completion
+		})
+	}
+	await(t, "the cut streams' tokens in sluice_tokens_total", func() bool {
+		v, _ := g.metric("sluice_tokens_total", map[string]string{"model": "m", "key": "all", "kind": "completion"})
+		return v == billed
+	})
 }

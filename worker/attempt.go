@@ -80,7 +80,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		// estimate and what the key's requests use beyond it, as a rule.
 		charge := int64(0)
 		if x.charged == 0 {
-			x.chargedPrompt = max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+			x.chargedPrompt = x.promptEstimate()
 			charge = x.chargedPrompt + x.key.fair.expectedRest()
 		}
 		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {

@@ -22,6 +22,14 @@ const minute = int64(time.Minute)
 // token limit reserves them (English text runs ~4 bytes per token).
 const promptBytesPerToken = 4
 
+// promptEstimate is the request's prompt in tokens as the gateway
+// estimates it before the backend says: its prompt bytes / 4, at least 1.
+// The token reservation, the fair queue's charge and the gateway's own
+// count of a request whose usage never came all start from it.
+func (x *exchange) promptEstimate() int64 {
+	return max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+}
+
 // admission is what a request took from its key's limits; release gives
 // back the concurrency place and settles the token reservation.
 type admission struct {

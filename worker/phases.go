@@ -215,6 +215,9 @@ func (g *gateway) end(x *exchange) {
 	if x.cancel != nil {
 		x.cancel(nil)
 	}
+	if x.backend != nil && !x.api.byID && !x.api.unbilled {
+		x.rec.countUsage(x.promptEstimate())
+	}
 	if x.adm != nil {
 		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
 	}

@@ -94,8 +94,11 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			}
 		}
 		rec.events++
-		if ev.HasContent && rec.ttft == 0 {
-			rec.ttft = time.Since(rec.start)
+		if ev.HasContent {
+			rec.generated++
+			if rec.ttft == 0 {
+				rec.ttft = time.Since(rec.start)
+			}
 		}
 		if ev.FinishReason != "" {
 			rec.finishReason = ev.FinishReason

@@ -35,6 +35,11 @@ type usageRecord struct {
 	finishReason    string        // the last finish_reason seen
 	ttft            time.Duration // to the first content event (streams)
 	events          int64         // stream events from the backend
+	generated       int64         // of them, the events that carry generated tokens (content, reasoning, tool-call arguments)
+	// usageCounted: the backend reported no usage (a stream cut before its
+	// last event, an answer without it) and usage is the gateway's count:
+	// the prompt's estimate and the generated events, one token each.
+	usageCounted bool
 	affinityKey     uint64        // XXH3 of the affinity key, 0 without one
 	prefixBlocks    int           // the prompt's blocks for the prefix index, 0 without
 	prefixMatched   int           // of them, the leading blocks the index held for the first candidate
@@ -56,6 +61,28 @@ type usageRecord struct {
 	handoff         time.Duration // from a slot's release to its hand-over to this request
 	priority        int           // the key's priority (tier in the queue)
 	served          int64         // its start tag in the fair queue, in units
+}
+
+// countUsage makes usage the gateway's count when the backend reported
+// none although it took the request (a 2xx head): a stream the client cut
+// before its last event, where the usage comes, or a backend that does not
+// report it. The prompt is what the backend said of it, where it said
+// (a Messages stream's message_start), else its estimate; each event that
+// carried generated tokens counts one (vLLM sends about a token an event;
+// a coarser stream is billed low, never zero). Until issue 30 such a
+// request was billed nothing: a client reading 190 of 200 tokens and
+// closing paid no tokens, settled no reservation and taught its key's
+// fair-queue cost nothing, and so won 8.8 slots to an honest key's one.
+func (r *usageRecord) countUsage(promptEstimate int64) {
+	if r.usage.Found || r.upstreamCode/100 != 2 {
+		return
+	}
+	prompt := r.usage.Prompt
+	if prompt <= 0 {
+		prompt = promptEstimate
+	}
+	r.usage = sse.Usage{Prompt: prompt, Completion: r.generated, Total: satAdd(prompt, r.generated), Cached: r.usage.Cached, Found: true}
+	r.usageCounted = true
 }
 
 // failed records that the request ended with e.
@@ -247,7 +274,16 @@ func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte
 	b = append(b, `,"cached_tokens":`...)
 	b = appendInt(b, r.usage.Cached)
 	b = append(b, `,"usage_reported":`...)
-	b = strconv.AppendBool(b, r.usage.Found)
+	b = strconv.AppendBool(b, r.usage.Found && !r.usageCounted)
+	b = append(b, `,"usage_source":`...)
+	switch {
+	case r.usageCounted:
+		b = append(b, `"gateway"`...)
+	case r.usage.Found:
+		b = append(b, `"backend"`...)
+	default:
+		b = append(b, "null"...)
+	}
 	b = append(b, `,"finish_reason":`...)
 	b = appendLogString(b, r.finishReason, logFinishMax)
 	b = append(b, `,"ttft_ms":`...)

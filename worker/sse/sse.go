@@ -126,7 +126,7 @@ type Usage struct {
 type Event struct {
 	Done         bool   // data: [DONE] (Responses, Messages: the terminal event)
 	UsageOnly    bool   // carries usage and no choices: the include_usage event (Chat only)
-	HasContent   bool   // a choice with non-empty content or text: the first one is the first token
+	HasContent   bool   // generated tokens: a choice with non-empty content, text, reasoning, tool-call arguments or refusal (Chat); a non-empty delta (Responses, Messages). The first one is the first token
 	FinishReason string // first non-null finish_reason in it
 	Usage        Usage  // fold into the running usage with Merge
 	ResponseID   string // Responses: the response's id, from the events that carry the response
@@ -163,8 +163,14 @@ func Inspect(event []byte) Event {
 			continue
 		}
 		switch {
-		case hasKey(key, "content"), hasKey(key, "text"):
-			// a non-empty string (logprobs' "content" is an array)
+		case hasKey(key, "content"), hasKey(key, "text"), hasKey(key, "reasoning_content"), hasKey(key, "reasoning"),
+			hasKey(key, "arguments"), hasKey(key, "refusal"):
+			// a non-empty string (logprobs' "content" is an array): text,
+			// and the other tokens a model generates — its reasoning
+			// (vLLM's reasoning_content, or reasoning), a tool call's
+			// arguments, a refusal. Each is generated output: the first
+			// is the first token (as Responses and Messages count their
+			// deltas), and each is billed when the usage never comes.
 			if data[v] == '"' && v+1 < len(data) && data[v+1] != '"' {
 				ev.HasContent = true
 			}

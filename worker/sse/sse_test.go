@@ -78,6 +78,12 @@ func TestInspectShapes(t *testing.T) {
 			Event{HasContent: true, Usage: usage}},
 		{"null usage", `{"choices":[{"delta":{"content":"a"}}],"usage":null}`, Event{HasContent: true}},
 		{"cut short", `{"choices":[{"delta":{"content":`, Event{}},
+		{"reasoning (vLLM's reasoning_content)", `{"choices":[{"delta":{"reasoning_content":"hm"}}]}`, Event{HasContent: true}},
+		{"reasoning", `{"choices":[{"delta":{"reasoning":"hm"}}]}`, Event{HasContent: true}},
+		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a"}}]}}]}`, Event{HasContent: true}},
+		{"tool call name only", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}`, Event{}},
+		{"refusal", `{"choices":[{"delta":{"refusal":"no"}}]}`, Event{HasContent: true}},
+		{"null refusal", `{"choices":[{"delta":{"content":"","refusal":null}}]}`, Event{}},
 	} {
 		if got := Inspect([]byte("data: " + c.data + "\n\n")); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
