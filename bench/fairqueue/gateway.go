@@ -252,6 +252,10 @@ type usageLine struct {
 	HandoffUs  int64     `json:"queue_handoff_us"`
 	Priority   int       `json:"queue_priority"`
 	Served     int64     `json:"queue_served_tokens"`
+	// UsageSource is who counted the tokens: "backend", "gateway" (a
+	// stream cut before its usage event), or "" (none, or a binary from
+	// before the field).
+	UsageSource string `json:"usage_source"`
 }
 
 // usageLines reads the usage log so far.

@@ -51,6 +51,12 @@ var (
 	every        = flag.Duration("sample", 5*time.Millisecond, "part 2's sampling interval")
 	workers      = flag.Int("workers", 2, "sluice's workers")
 	keep         = flag.Bool("keep", false, "keep each gateway's directory (config, sluice.log, usage.log)")
+	cutOnly      = flag.Bool("cut-only", false, "run part 6 alone (against -baseline too, when given)")
+	cutLoops     = flag.Int("cut-loops", 24, "part 6: client loops per key")
+	cutTokens    = flag.Int("cut-tokens", 20, "part 6: tokens of each streamed answer")
+	cutInterval  = flag.Int("cut-interval-ms", 5, "part 6: ms between a stream's events")
+	cutDur       = flag.Duration("cut-dur", 12*time.Second, "part 6: time counted (after share-warm)")
+	cutPrompt    = flag.Int("cut-prompt", 0, "part 6: bytes of padding in each prompt's content")
 )
 
 // The fair run's keys: a's backlog and b's single requests (part 1), lo1
@@ -59,6 +65,31 @@ var (
 var fairKeys = []keySpec{
 	{"a", ""}, {"b", ""}, {"lo1", ""}, {"lo2", ""}, {"hi", "priority: 1"},
 	{"x", ""}, {"y", ""}, {"w2", "weight: 2"}, {"w1", "weight: 1"},
+	{cutKeys[0], ""}, {cutKeys[1], ""},
+}
+
+// runCut is part 6 alone, on bin and on -baseline when given: the cutter
+// cutting at 16 and at 10 of 20 tokens (the issue's two cases).
+func runCut(bin string) {
+	var rs []cutResult
+	for _, b := range []struct{ name, bin string }{{"sluice", bin}, {*baselineName, *baselineBin}} {
+		if b.bin == "" {
+			continue
+		}
+		g := startGateway(b.bin, []keySpec{{cutKeys[0], ""}, {cutKeys[1], ""}})
+		for _, at := range []int{*cutTokens * 4 / 5, *cutTokens / 2} {
+			rs = append(rs, g.cutShare(fmt.Sprintf("%s, cut at %d", b.name, at), *cutLoops, *cutTokens, at, *cutInterval, *shareWarm, *cutDur))
+		}
+		g.stop()
+	}
+	md := fmt.Sprintf("## Fair queue benchmark, part 6 (`go run ./bench/fairqueue -cut-only`, %s)\n\n- sluice: %d workers, model `m` with %d slots; %d loops per key; answers of %d tokens %d ms apart; counted over %s after %s\n\n",
+		gitRev(), *workers, slots, *cutLoops, *cutTokens, *cutInterval, *cutDur, *shareWarm) + cutReport(rs)
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
 func main() {
@@ -67,6 +98,10 @@ func main() {
 	bin := *sluiceBin
 	if bin == "" {
 		bin = sluiceproc.Build()
+	}
+	if *cutOnly {
+		runCut(bin)
+		return
 	}
 	start := time.Now()
 	loadBefore := uptime()
@@ -89,6 +124,7 @@ func main() {
 	wt := g.share("weights 2:1, answers 100 tokens", [2]string{"w2", "w1"}, [2]string{"2", "1"}, [2]int{100, 100},
 		*shareLoops, *shareService, *shareWarm, *shareDur)
 	log.Printf("part 3: %s: ratio %.3f", wt.label, ratio(wt))
+	cuts := []cutResult{g.cutShare("sluice, cut at 16", *cutLoops, *cutTokens, *cutTokens*4/5, *cutInterval, *shareWarm, *cutDur)}
 	keyMetrics := g.scrape("sluice_key_queued_total", "sluice_key_queue_wait_seconds_total", "sluice_key_served_tokens")
 	g.stop()
 
@@ -108,7 +144,7 @@ func main() {
 		bg.stop()
 	}
 
-	md := report(rev, loadBefore, uptime(), time.Since(start), p1, base, p4, []shareResult{eq, wt}, keyMetrics)
+	md := report(rev, loadBefore, uptime(), time.Since(start), p1, base, p4, []shareResult{eq, wt}, keyMetrics) + cutReport(cuts)
 	fmt.Print(md)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
