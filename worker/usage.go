@@ -30,21 +30,21 @@ type usageRecord struct {
 	bytesOut   int64
 	clientAddr string
 
-	usageInjected   bool          // the gateway added include_usage to a stream
-	usage           sse.Usage     // tokens, from the usage event or the answer's "usage"
-	finishReason    string        // the last finish_reason seen
-	ttft            time.Duration // to the first content event (streams)
-	events          int64         // stream events from the backend
-	generated       int64         // of them, the events that carry generated tokens (content, reasoning, tool-call arguments)
+	usageInjected bool          // the gateway added include_usage to a stream
+	usage         sse.Usage     // tokens, from the usage event or the answer's "usage"
+	finishReason  string        // the last finish_reason seen
+	ttft          time.Duration // to the first content event (streams)
+	events        int64         // stream events from the backend
+	generated     int64         // of them, the events that carry generated tokens (content, reasoning, tool-call arguments)
 	// usageCounted: the backend reported no usage (a stream cut before its
 	// last event, an answer without it) and usage is the gateway's count:
 	// the prompt's estimate and the generated events, one token each.
-	usageCounted bool
-	affinityKey     uint64        // XXH3 of the affinity key, 0 without one
-	prefixBlocks    int           // the prompt's blocks for the prefix index, 0 without
-	prefixMatched   int           // of them, the leading blocks the index held for the first candidate
-	upstreamModel   string        // the model name sent upstream
-	userRaw         string        // the request's "user", as its raw JSON string literal
+	usageCounted    bool
+	affinityKey     uint64 // XXH3 of the affinity key, 0 without one
+	prefixBlocks    int    // the prompt's blocks for the prefix index, 0 without
+	prefixMatched   int    // of them, the leading blocks the index held for the first candidate
+	upstreamModel   string // the model name sent upstream
+	userRaw         string // the request's "user", as its raw JSON string literal
 	userAgent       string
 	upstreamCode    int           // status of the last backend answer
 	headersAt       time.Duration // to the backend's response headers
