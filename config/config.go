@@ -204,6 +204,11 @@ type Model struct {
 	// request that sets neither max_tokens nor max_completion_tokens
 	// (default 1024).
 	DefaultMaxTokens int64 `yaml:"default_max_tokens"`
+	// MaxContext is the model's context length in tokens (vLLM's
+	// max_model_len), 0 when not set. A request without max_tokens may
+	// generate up to it less its prompt, and a token limit reserves that
+	// much for it instead of DefaultMaxTokens; no output is reserved past it.
+	MaxContext int64 `yaml:"max_context"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	// Either Backends or Nomad.
 	Backends []Backend `yaml:"backends"`

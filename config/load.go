@@ -233,6 +233,9 @@ func (c *Config) validate() Problems {
 		if n := *m.Queue.MaxPerKey; n < 0 || n > max(*m.Queue.Max, 0) {
 			add(p+".queue.max_per_key", "must be 0 (no bound) to queue.max (%d), got %d", *m.Queue.Max, n)
 		}
+		if m.MaxContext < 0 {
+			add(p+".max_context", "must be 0 (not set) or more tokens, got %d", m.MaxContext)
+		}
 		if m.DefaultMaxTokens < 1 {
 			add(p+".default_max_tokens", "must be at least 1, got %d", m.DefaultMaxTokens)
 		}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -122,4 +123,64 @@ func TestCutStreamIsBilled(t *testing.T) {
 		v, _ := g.metric("sluice_tokens_total", map[string]string{"model": "m", "key": "all", "kind": "completion"})
 		return v == billed
 	})
+}
+
+// A token limit reserves every byte that becomes prompt tokens and every
+// answer a request may generate (issue 30, item 4): tools, an assistant's
+// tool-call arguments, n, a completion's batch of prompts, a missing
+// max_tokens on a model whose max_context says how far it may generate,
+// and the stored conversation a Responses follow-up continues. Each request
+// below would cost more than the key's 2,500 tokens a minute, and is told
+// "Request too large"; before, each reserved its max_tokens (or 1,024)
+// plus its messages' contents and was admitted (one key saw 31k-52k tokens
+// served against 2,000 a minute).
+func TestTokenReservationCountsWholeRequest(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 4})
+	cfg := limitedConfig(be.URL(), "off", 2, "tokens_per_minute: 2500", "")
+	cfg = strings.Replace(cfg, "  - name: m\n    backends:", "  - name: m\n    max_context: 4096\n    backends:", 1)
+	g := startGateway(t, cfg)
+	client := freshClient()
+	send := func(path string, body any) (*http.Response, []byte) {
+		t.Helper()
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return post(t, client, g.URL+path, keyLimited, b, nil)
+	}
+	user := []map[string]any{{"role": "user", "content": "hi"}}
+	// Within the limit: admitted, so the refusals below are for their size.
+	if res, body := send("/v1/chat/completions", map[string]any{"model": "m", "messages": user, "max_tokens": 100}); res.StatusCode != 200 {
+		t.Fatalf("a small request: %s %s", res.Status, body)
+	}
+	// A conversation of about 1,500 tokens, stored; its follow-up reserves it.
+	res, body := send("/v1/responses", map[string]any{"model": "m", "input": strings.Repeat("w ", 3000), "max_output_tokens": 4})
+	var stored struct{ ID string }
+	if json.Unmarshal(body, &stored); res.StatusCode != 200 || stored.ID == "" {
+		t.Fatalf("the first turn: %s %s", res.Status, body)
+	}
+	tool := []map[string]any{{"type": "function", "function": map[string]any{"name": "f",
+		"description": strings.Repeat("d", 12_000), "parameters": map[string]any{"type": "object"}}}}
+	call := []map[string]any{{"role": "assistant", "content": nil, "tool_calls": []map[string]any{{"id": "c", "type": "function",
+		"function": map[string]any{"name": "f", "arguments": strings.Repeat("a", 12_000)}}}},
+		{"role": "tool", "tool_call_id": "c", "content": "ok"}}
+	for _, tc := range []struct {
+		name, path string
+		body       map[string]any
+	}{
+		{"12 KB of tools", "/v1/chat/completions", map[string]any{"model": "m", "messages": user, "tools": tool, "max_tokens": 10}},
+		{"12 KB of tool-call arguments", "/v1/chat/completions", map[string]any{"model": "m", "messages": call, "max_tokens": 10}},
+		{"tools on the Responses API", "/v1/responses", map[string]any{"model": "m", "input": "hi", "tools": tool, "max_output_tokens": 10}},
+		{"n 9 of 300", "/v1/chat/completions", map[string]any{"model": "m", "messages": user, "n": 9, "max_tokens": 300}},
+		{"9 prompts of 300", "/v1/completions", map[string]any{"model": "m", "prompt": []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, "max_tokens": 300}},
+		{"no max_tokens, max_context 4096", "/v1/chat/completions", map[string]any{"model": "m", "messages": user}},
+		{"a follow-up of 1,500 tokens", "/v1/responses", map[string]any{"model": "m", "input": "and?", "previous_response_id": stored.ID, "max_output_tokens": 1200}},
+	} {
+		res, body := send(tc.path, tc.body)
+		if res.StatusCode != 429 {
+			t.Errorf("%s: %s; want 429 Request too large", tc.name, res.Status)
+		} else if _, _, msg := openError(t, body); !strings.Contains(msg, "Request too large") {
+			t.Errorf("%s: %s; want Request too large", tc.name, body)
+		}
+	}
 }

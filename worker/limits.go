@@ -23,11 +23,48 @@ const minute = int64(time.Minute)
 const promptBytesPerToken = 4
 
 // promptEstimate is the request's prompt in tokens as the gateway
-// estimates it before the backend says: its prompt bytes / 4, at least 1.
-// The token reservation, the fair queue's charge and the gateway's own
-// count of a request whose usage never came all start from it.
-func (x *exchange) promptEstimate() int64 {
-	return max(int64(x.scan.PromptBytes/promptBytesPerToken), 1)
+// estimates it before the backend says: its prompt bytes / 4, and for a
+// follow-up of a stored response the conversation it continues (its
+// tokens, as the shared map recalls them), at least 1. The token
+// reservation, the fair queue's charge and the gateway's own count of a
+// request whose usage never came all start from it.
+func (x *exchange) promptEstimate() int64 { return max(x.promptTokens(), 1) }
+
+// promptTokens is promptEstimate without its floor: what the token
+// reservation adds to the output it reserves.
+func (x *exchange) promptTokens() int64 {
+	return satAdd(int64(x.scan.PromptBytes/promptBytesPerToken), x.priorTokens)
+}
+
+// tokenReservation is what a request reserves on its key's token limit:
+// its prompt's estimate and, for an API that generates, the most each of
+// its outputs may generate — max_tokens (or max_completion_tokens,
+// max_output_tokens); without one, the model's max_context less the
+// prompt when max_context is set (what the backend will generate at most),
+// else default_max_tokens — times its outputs. Saturating: max_tokens may
+// be as large as the client likes (it is read saturated at MaxInt64); a
+// sum that wrapped would go negative and pass every limit.
+func tokenReservation(m *modelRoute, scan *reqscan.Request, prompt int64, generates bool) int64 {
+	if !generates {
+		return max(satAdd(scan.MaxTokens, prompt), 1)
+	}
+	each := scan.MaxTokens
+	if each <= 0 {
+		each = m.defaultMaxTokens
+		if m.maxContext > 0 {
+			each = max(m.maxContext-prompt, 1)
+		}
+	}
+	if m.maxContext > 0 {
+		each = min(each, m.maxContext) // the backend refuses more: no answer is longer
+	}
+	return max(satAdd(satMul(each, outputsOf(scan)), prompt), 1)
+}
+
+// outputsOf is how many answers the request generates, each up to its
+// max_tokens: n (or best_of, the larger) for each prompt of a batch.
+func outputsOf(scan *reqscan.Request) int64 {
+	return satMul(max(scan.N, 1), max(int64(scan.Prompts), 1))
 }
 
 // admission is what a request took from its key's limits; release gives
@@ -107,35 +144,28 @@ func (g *gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission, *a
 }
 
 // admitTokens applies tokens_per_minute once the body says what the
-// request may use: max_tokens/max_completion_tokens (else the model's
-// default_max_tokens) plus prompt bytes / 4, reserved until the answer
-// reports the real count. A request refused here is given back to the
-// requests limit; its concurrency place goes back when it ends. An API
-// that generates nothing (generates false: rerank, score, tokenize,
-// pooling… — no output limit in its request) reserves its prompt alone.
-func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute, scan *reqscan.Request, generates bool) *apiError {
+// request may use (tokenReservation, with prompt its promptEstimate),
+// reserved until the answer reports the real count. A request refused
+// here is given back to the requests limit; its concurrency place goes
+// back when it ends. An API that generates nothing (generates false:
+// rerank, score, tokenize, pooling… — no output limit in its request)
+// reserves its prompt alone.
+func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute, scan *reqscan.Request, prompt int64, generates bool) *apiError {
 	if a.tpm == 0 {
 		return nil
 	}
 	key, cell, tpm := a.key, a.key.cell, a.tpm
-	want := scan.MaxTokens
-	if want <= 0 && generates {
-		want = m.defaultMaxTokens
-	}
-	// Saturating: max_tokens may be as large as the client likes (it is
-	// read saturated at MaxInt64); a sum that wrapped would go negative
-	// and pass every limit.
 	// At least one: a reservation of none would not be settled against
 	// the usage reported (release).
-	want = max(satAdd(want, int64(scan.PromptBytes/promptBytesPerToken)), 1)
+	want := tokenReservation(m, scan, prompt, generates)
 	perToken := max(minute/tpm, 1)
 	window := perToken * tpm
 	if want > tpm { // checked before want*perToken, which could overflow
 		a.giveBackRequest()
 		return rateLimited("tokens", fmt.Sprintf(
-			"Request too large for key `%s`: it reserves %d tokens (max_tokens, or %d by default, plus prompt bytes / %d) "+
-				"and the limit is %d tokens per minute. Lower max_tokens.",
-			key.name, want, m.defaultMaxTokens, promptBytesPerToken, tpm))
+			"Request too large for key `%s`: it reserves %d tokens (its prompt, about %d tokens, and what it may generate: "+
+				"max_tokens, or without it %s, for each of its %d outputs) and the limit is %d tokens per minute. Lower max_tokens or the prompt.",
+			key.name, want, prompt, defaultOutputText(m), outputsOf(scan), tpm))
 	}
 	now := g.region.Now()
 	ok, tat := cell.GCRA(shm.TokenTAT, now, want*perToken, window)
@@ -150,6 +180,15 @@ func (g *gateway) admitTokens(c *app.RequestContext, a *admission, m *modelRoute
 	}
 	a.tokens = want
 	return nil
+}
+
+// defaultOutputText says what a request without max_tokens reserves to
+// generate, for the refusal's message.
+func defaultOutputText(m *modelRoute) string {
+	if m.maxContext > 0 {
+		return fmt.Sprintf("the model's max_context (%d) less the prompt", m.maxContext)
+	}
+	return fmt.Sprintf("default_max_tokens (%d)", m.defaultMaxTokens)
 }
 
 // giveBackRequest undoes the requests-per-minute charge of a request

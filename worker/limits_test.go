@@ -72,7 +72,7 @@ func (g *gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admitTokens(c, a, m, scan, true); err != nil {
+	if err := g.admitTokens(c, a, m, scan, (&exchange{scan: *scan}).promptTokens(), true); err != nil {
 		a.release(0, false)
 		return nil, err
 	}

@@ -159,11 +159,17 @@ type exchange struct {
 	// failed otherwise than with a 404 (502: no answer), 0 if none did.
 	holderDown int
 	backend    *backendRoute // the backend whose answer goes to the client
+	// storedID is the id under which backend stored the answer (Responses
+	// with store), for the shared map; "" if none.
+	storedID string
 	// charged is the tokens the key's fair-queue finish tag was charged when
 	// the request took its first slot (chargedPrompt, its prompt's
 	// estimate, and the key's usual rest), settled against its usage at
 	// the end; 0: none yet.
 	charged, chargedPrompt int64
+	// priorTokens is, for a follow-up of a stored response, the tokens of
+	// the conversation it continues (the shared map's); 0 if unknown.
+	priorTokens int64
 
 	// The upstream exchange.
 	cancel   context.CancelCauseFunc // ends the upstream request
@@ -182,6 +188,12 @@ type exchange struct {
 	firstTokenArmed bool
 	trace           *tracing.Request // its span; nil: tracing off
 }
+
+// stores reports whether the backend keeps this request's answer for
+// follow-ups (the Responses API, store not false): only those ids go in the
+// shared map, so that answers nobody can follow up (store: false) do not
+// push other clients' ids out of it (issue 30, item 8).
+func (x *exchange) stores() bool { return x.api.stored && x.scan.Store }
 
 // bodyState is how much of a request's body the gateway has read, which
 // decides how a refusal goes out (reject).
@@ -217,6 +229,11 @@ func (g *gateway) end(x *exchange) {
 	}
 	if x.backend != nil && !x.api.byID && !x.api.unbilled {
 		x.rec.countUsage(x.promptEstimate())
+	}
+	if x.storedID != "" {
+		// Where the response is held, and how long its conversation is: a
+		// follow-up reserves that much (limitTokens).
+		g.remember(x.storedID, x.backend, x.rec.usage.Total)
 	}
 	if x.adm != nil {
 		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
@@ -352,12 +369,20 @@ func (g *gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 	return nil
 }
 
-// 6. token limit: tokens reserved until the response ends.
+// 6. token limit: tokens reserved until the response ends (and, for a
+// follow-up, the size of the conversation it continues, which its prompt's
+// estimate counts).
 func (g *gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
+	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+		// A follow-up: the backend prepends the conversation it continues.
+		if _, tokens, ok := g.recalled(id); ok {
+			x.priorTokens = tokens
+		}
+	}
 	if x.api.unbilled {
 		return nil
 	}
-	return g.admitTokens(c, x.adm, x.model, &x.scan, x.api.generates())
+	return g.admitTokens(c, x.adm, x.model, &x.scan, x.promptTokens(), x.api.generates())
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between
@@ -467,7 +492,9 @@ func (g *gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	rec.bytesOut = int64(len(data))
 	switch {
 	case !x.api.byID: // a stored response fetched again is not billed again
-		g.remember(x.api.readAnswer(rec, data), x.backend)
+		if id := x.api.readAnswer(rec, data); x.stores() {
+			x.storedID = id // remembered by end, with its usage
+		}
 	case methodOf(c) == http.MethodDelete && res.StatusCode/100 == 2:
 		g.region.Forget(storedKey(c.Param("id"))) // deleted: nothing to route to
 	}

@@ -23,17 +23,45 @@ import (
 // candidate, until one has it or all were asked (classify).
 
 // holderHash is how the shared map names a backend: by its URL, so that the
-// same server listed under two models, or after a reload, is the same holder.
-func holderHash(url string) uint64 { return xxh3.HashString(url) }
+// same server listed under two models, or after a reload, is the same
+// holder. It takes the low holderBits of the map's value (odd: never 0).
+func holderHash(url string) uint64 { return xxh3.HashString(url)&holderMask | 1 }
+
+// A value of the shared map is the holder's hash in its low holderBits and,
+// above them, the tokens of the stored response's conversation (its usage's
+// total: prompt, which holds every earlier turn, and output), which a
+// follow-up's token reservation counts — vLLM prepends that conversation to
+// the follow-up's input (issue 30, item 4). 24 bits: 16.7 million tokens,
+// saturated past them.
+const (
+	holderBits = 40
+	holderMask = 1<<holderBits - 1
+	maxStored  = 1<<(64-holderBits) - 1
+)
+
+// storedValue is the map's value for a response held by the backend of
+// hash holder whose conversation is tokens long (0: not known yet).
+func storedValue(holder uint64, tokens int64) uint64 {
+	return uint64(min(max(tokens, 0), maxStored))<<holderBits | holder&holderMask
+}
 
 // storedKey is the shared map's key of a stored response's id.
 func storedKey(id string) uint64 { return xxh3.HashString(id) }
 
-// remember records that backend b holds the response id.
-func (g *gateway) remember(id string, b *backendRoute) {
+// remember records that backend b holds the response id, whose
+// conversation is tokens long (0: not known yet).
+func (g *gateway) remember(id string, b *backendRoute, tokens int64) {
 	if id != "" && b != nil {
-		g.region.Remember(storedKey(id), b.urlHash)
+		g.region.Remember(storedKey(id), storedValue(b.urlHash, tokens))
 	}
+}
+
+// recalled returns, for a follow-up of the stored response id, the backend
+// hash of its holder and the tokens of the conversation it continues (0
+// when not known); ok is false when the map does not know the id.
+func (g *gateway) recalled(id string) (holder uint64, tokens int64, ok bool) {
+	v, ok := g.region.Recall(storedKey(id))
+	return v & holderMask, int64(v >> holderBits), ok
 }
 
 // holderFirst moves the candidate the shared map names as the holder of
@@ -43,7 +71,7 @@ func (g *gateway) remember(id string, b *backendRoute) {
 // hold the response all the same: the others' 404 must then not be the
 // client's answer (x.holderDown; classify).
 func (g *gateway) holderFirst(id string, x *exchange, listed func(holder uint64) bool) {
-	h, ok := g.region.Recall(storedKey(id))
+	h, _, ok := g.recalled(id)
 	if !ok {
 		return
 	}

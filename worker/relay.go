@@ -74,7 +74,7 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 	}()
 	var split sse.Splitter
 	done := false // [DONE] is in bufs.out
-	format, stored := x.api.format, x.api.stored
+	format, stored := x.api.format, x.stores()
 	var large *sse.LargeEvent // made for the first event past sse.MaxEvent
 	keep := func(event []byte, whole bool) {
 		var ev sse.Event
@@ -107,7 +107,9 @@ func (g *gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			rec.usage.Merge(ev.Usage)
 		}
 		if stored && ev.ResponseID != "" {
-			g.remember(ev.ResponseID, x.backend)
+			// Its holder at once (end records its conversation's size).
+			x.storedID = ev.ResponseID
+			g.remember(ev.ResponseID, x.backend, 0)
 			stored = false // once: its later events repeat the id
 		}
 		if !whole {
@@ -292,8 +294,8 @@ func (g *gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	if !x.api.byID { // a stored response fetched again is not billed again
 		rec.usage = answer.Usage()
 		rec.finishReason = answer.FinishReason()
-		if x.api.stored {
-			g.remember(answer.ResponseID(), x.backend)
+		if x.stores() {
+			x.storedID = answer.ResponseID() // remembered by end, with its usage
 		}
 	}
 	// The end of the body, here under the write deadline rather than by

@@ -67,6 +67,7 @@ type modelRoute struct {
 	queue            *localQueue // this worker's waiters; depth and order are shared
 	queueMax         int64
 	queueMaxPerKey   int64 // of queueMax, the places one key may hold (0: no bound of its own)
+	maxContext       int64 // max_context: the most tokens a request's prompt and answer take together (0: not set)
 	queueTimeout     time.Duration
 	defaultMaxTokens int64
 	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
@@ -269,6 +270,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 		if m.Queue.Max != nil {
 			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
 		}
+		mr.maxContext = int64(m.MaxContext)
 		mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
 		if m.Queue.MaxPerKey != nil {
 			mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)

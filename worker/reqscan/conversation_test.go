@@ -92,7 +92,7 @@ func TestConversationRoleNotRefused(t *testing.T) {
 		}
 	}
 	r, err := Scan([]byte(`{"model":"m","messages":[{"role":"system","content":"abc"},{"role":"user","content":"de"}]}`))
-	if err != nil || r.Messages != 2 || r.PromptBytes != 9 || r.FirstContent.Len() != 5 {
+	if err != nil || r.Messages != 2 || r.PromptBytes != len(`[{"role":"system","content":"abc"},{"role":"user","content":"de"}]`) || r.FirstContent.Len() != 5 {
 		t.Fatalf("%+v %v", r, err)
 	}
 }

@@ -63,7 +63,7 @@ func TestScanAcceptsUnambiguous(t *testing.T) {
 		stream bool
 		max    int64
 	}{
-		{`{"model":"a\/b","n":1,"n":2,"t\u0065mperature":1}`, "a/b", false, 0},
+		{`{"model":"a\/b","seed":1,"seed":2,"t\u0065mperature":1}`, "a/b", false, 0},
 		{`{"model":"caf\u00e9 \ud83d\ude00","Model":"other","STREAM":true}`, "café 😀", false, 0},
 		{`{"model":"m","stream":null,"stream_options":null,"user":null,"max_tokens":null}`, "m", false, 0},
 		{`{"model":"m","stream":true,"max_tokens":10,"max_completion_tokens":20}`, "m", true, 20},
@@ -138,7 +138,13 @@ func TestScanWithRefusesByAPI(t *testing.T) {
 		{PoolingFields, `{"model":"m","text_\u0031":"a"}`, "text_1"},
 		{PoolingFields, `{"model":"m","tokens":[1],"tokens":[2]}`, "tokens"},
 		{PoolingFields, `{"model":"m","stream":1,"stream":"yes","max_tokens":"5"}`, ""},
-		{ChatFields, `{"model":"m","system":"a","system":"b","previous_response_id":1,"documents":1,"documents":2}`, ""},
+		{ChatFields, `{"model":"m","system":"a","system":"b","previous_response_id":1,"queries":1,"queries":2}`, ""},
+		{ChatFields, `{"model":"m","documents":1,"documents":2}`, "documents"},
+		{ChatFields, `{"model":"m","n":1,"n":2}`, "n"},
+		{ChatFields, `{"model":"m","best_of":"2"}`, "best_of"},
+		{ResponsesFields, `{"model":"m","tools":[],"t\u006fols":[]}`, "tools"},
+		{MessagesFields, `{"model":"m","tools":[],"tools":[]}`, "tools"},
+		{ResponsesFields, `{"model":"m","n":1,"n":2}`, ""},
 	}
 	for _, tc := range cases {
 		_, err := ScanWith([]byte(tc.body), tc.set)
@@ -179,7 +185,7 @@ func TestScanWithReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got(r.System) != `"sys"` || r.MaxTokens != 5 || !r.Stream || r.User.Len() != 0 || r.Messages != 1 ||
-		r.PreviousResponse.Len() != 0 || r.Store || r.PromptBytes != len(`"sys"`)+len(`"a"`) || got(r.FirstContent) != `"a"` {
+		r.PreviousResponse.Len() != 0 || r.Store || r.PromptBytes != len(`"sys"`)+len(`[{"content":"a"}]`) || got(r.FirstContent) != `"a"` {
 		t.Errorf("messages: %+v", r)
 	}
 	r, err = ScanWith([]byte(`{"model":"m","query":"q","documents":["a","b"],"stream":true,"user":"u"}`), PoolingFields)
@@ -194,7 +200,8 @@ func TestScanWithReads(t *testing.T) {
 func TestScanPromptSizeSums(t *testing.T) {
 	big := strings.Repeat("x", 1000)
 	r, err := Scan([]byte(`{"model":"m","messages":[{"role":"user","content":"` + big + `"}],"prompt":""}`))
-	if err != nil || r.PromptBytes != len(big)+2+2 || r.Messages != 1 {
-		t.Errorf("PromptBytes %d, %v; want %d", r.PromptBytes, err, len(big)+4)
+	want := len(`[{"role":"user","content":""}]`) + len(big) + 2
+	if err != nil || r.PromptBytes != want || r.Messages != 1 {
+		t.Errorf("PromptBytes %d, %v; want %d", r.PromptBytes, err, want)
 	}
 }

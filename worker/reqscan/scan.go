@@ -58,11 +58,20 @@ type Request struct {
 	// or "input" (a string or an array); else zero. With Instructions or
 	// System before it, it is what the prefix index cuts into blocks
 	// (placement only: a conversation's later turns resend its bytes).
-	Prompt      Span
-	Messages    int // number of messages
-	PromptBytes int // bytes of every prompt-bearing member (for messages, of each message's content)
+	Prompt   Span
+	Messages int // number of messages
+	// PromptBytes is the bytes of every member that becomes prompt tokens:
+	// the messages (whole: tool calls and their arguments are prompt too),
+	// prompt, input, instructions, system, tools, documents… summed.
+	PromptBytes int
 	MaxTokens   int64
-	ObjectEnd   int // offset of the top-level object's closing '}'
+	// N is how many answers each prompt asks for: the larger of "n" and
+	// "best_of" (0 when neither is set: one).
+	N int64
+	// Prompts is how many prompts a completion's "prompt" batches: the
+	// length of an array of strings or of token-id arrays, else 0 (one).
+	Prompts   int
+	ObjectEnd int // offset of the top-level object's closing '}'
 
 	// Responses API (ResponsesFields).
 
@@ -123,6 +132,7 @@ type scanner struct {
 	err   *SyntaxError // the first syntax error: scanning stops there
 	ferr  *FieldError  // the first field error: scanning goes on, a syntax error wins
 	user  bool         // the message or item being scanned has "role": "user"
+	batch int          // the prompts in the "prompt" array just scanned (messages): Request.Prompts
 	r     Request      // by value: a *Request here made every scan allocate the Request (escape analysis sees the scanner flow to the returned error)
 }
 
@@ -213,6 +223,9 @@ const (
 	FieldText2                                    // "text_2" (score): in the prompt
 	FieldTokens                                   // "tokens" (detokenize): in the prompt
 	FieldData                                     // "data" (pooling with an IO processor plugin): in the prompt
+	FieldTools                                    // "tools": in the prompt (the chat template renders them)
+	FieldN                                        // "n": answers per prompt, a count
+	FieldBestOf                                   // "best_of": answers generated per prompt, a count
 )
 
 // The sets of the APIs the gateway serves. Each comment names the vLLM
@@ -221,8 +234,10 @@ var (
 	// ChatFields is for chat completions, completions and embeddings
 	// (ChatCompletionRequest, CompletionRequest, EmbeddingRequest): what
 	// Scan reads.
+	// Also tools and documents (the chat template renders both into the
+	// prompt) and n and best_of (each answer generates up to max_tokens).
 	ChatFields = FieldStream | FieldStreamOptions | FieldMaxTokens | FieldMaxCompletionTokens |
-		FieldUser | FieldMessages | FieldPrompt | FieldInput
+		FieldUser | FieldMessages | FieldPrompt | FieldInput | FieldTools | FieldDocuments | FieldN | FieldBestOf
 
 	// ResponsesFields is for /v1/responses (openai/responses/protocol.py
 	// ResponsesRequest). It has no stream_options: vLLM reports usage in
@@ -230,7 +245,7 @@ var (
 	// either: its limit is max_output_tokens.
 	ResponsesFields = FieldStream | FieldUser | FieldInput | FieldPreviousResponseID | FieldInstructions |
 		FieldMaxOutputTokens | FieldStore | FieldBackground | FieldRequestID |
-		FieldPreviousInputMessages | FieldPreviousResponse
+		FieldPreviousInputMessages | FieldPreviousResponse | FieldTools
 
 	// MessagesFields is for /v1/messages and /v1/messages/count_tokens
 	// (anthropic/protocol.py AnthropicMessagesRequest and
@@ -239,7 +254,7 @@ var (
 	// on the chat request it converts to. count_tokens has no stream and no
 	// max_tokens (vLLM ignores them there): scan it with
 	// MessagesFields &^ (FieldStream | FieldMaxTokens).
-	MessagesFields = FieldStream | FieldMaxTokens | FieldMessages | FieldSystem
+	MessagesFields = FieldStream | FieldMaxTokens | FieldMessages | FieldSystem | FieldTools
 
 	// PoolingFields is for /rerank, /score, /tokenize, /detokenize,
 	// /pooling and /classify (pooling/scoring/protocol.py RerankRequest and
@@ -285,6 +300,9 @@ const (
 	fText2
 	fTokens
 	fData
+	fTools
+	fN
+	fBestOf
 	fModel        // always read
 	fIncludeUsage // in stream_options
 	fContent      // in each element of messages
@@ -307,6 +325,7 @@ var fieldNames = [numFields]string{
 	fPreviousResponse: "previous_response", fSystem: "system", fQuery: "query",
 	fDocuments: "documents", fQueries: "queries", fItems: "items", fData1: "data_1",
 	fData2: "data_2", fText1: "text_1", fText2: "text_2", fTokens: "tokens", fData: "data",
+	fTools: "tools", fN: "n", fBestOf: "best_of",
 	fIncludeUsage: "stream_options.include_usage", fContent: "messages[].content",
 	fRole: "messages[].role",
 }
@@ -316,6 +335,10 @@ var fieldNames = [numFields]string{
 // few names.
 func topField(key []byte) field {
 	switch len(key) {
+	case 1:
+		if key[0] == 'n' {
+			return fN
+		}
 	case 4:
 		switch string(key) {
 		case "user":
@@ -335,6 +358,8 @@ func topField(key []byte) field {
 			return fStore
 		case "items":
 			return fItems
+		case "tools":
+			return fTools
 		}
 	case 6:
 		switch string(key) {
@@ -356,8 +381,11 @@ func topField(key []byte) field {
 			return fText2
 		}
 	case 7:
-		if string(key) == "queries" {
+		switch string(key) {
+		case "queries":
 			return fQueries
+		case "best_of":
+			return fBestOf
 		}
 	case 8:
 		if string(key) == "messages" {
@@ -524,6 +552,7 @@ func (s *scanner) object(kind objectKind) {
 		s.i++
 		s.ws()
 		start := s.i
+		s.batch = 0
 		switch {
 		case f == fMessages && s.i < len(s.b) && s.b[s.i] == '[':
 			s.messages(messageObject)
@@ -594,15 +623,21 @@ func (s *scanner) member(f field, v Span) {
 		if n := s.count(f, v); n > r.MaxTokens {
 			r.MaxTokens = n
 		}
+	case fTools:
+		r.PromptBytes += v.Len() // not the conversation's start: placement reads what follows
+	case fN, fBestOf:
+		r.N = max(r.N, s.count(f, v))
 	case fMessages:
 		if s.b[v.Start] == '[' { // messages win over a prompt or input before them
 			r.Prompt = v
+			// Whole, not their contents alone: an assistant's tool calls
+			// and their arguments are prompt tokens too (issue 30, item 4).
+			r.PromptBytes += v.Len()
 		}
 	case fContent:
 		if r.Messages == 0 && r.FirstContent.Len() == 0 {
 			r.FirstContent = v
 		}
-		r.PromptBytes += v.Len()
 	case fPreviousResponseID:
 		r.PreviousResponse = s.optString(f, v)
 	case fInstructions:
@@ -640,6 +675,9 @@ func (s *scanner) member(f field, v Span) {
 		}
 		if c := s.b[v.Start]; (f == fPrompt || f == fInput) && (c == '"' || c == '[') && r.Prompt.Len() == 0 {
 			r.Prompt = v
+		}
+		if f == fPrompt {
+			r.Prompts = s.batch // this value's, if it was an array (messages)
 		}
 		r.PromptBytes += v.Len()
 	}
@@ -716,6 +754,7 @@ func (s *scanner) messages(kind objectKind) {
 	}
 	conv := kind == messageObject || s.r.Conversation.Len() == 0 // still looking for the conversation's end
 	whole := false                                               // the conversation is the whole array, capped
+	batch := false                                               // an array of prompts (strings or token-id arrays)
 	for n := 0; s.err == nil; n++ {
 		s.ws()
 		es := s.i
@@ -732,6 +771,10 @@ func (s *scanner) messages(kind objectKind) {
 		}
 		if s.err != nil {
 			return
+		}
+		if n == 0 && kind == itemObject {
+			c := s.b[es]
+			batch = c == '"' || c == '[' // a batch of prompts: its length once the array ends
 		}
 		if conv {
 			switch {
@@ -754,6 +797,9 @@ func (s *scanner) messages(kind objectKind) {
 			s.r.Messages++
 		}
 		if !s.endOfElement(']') {
+			if batch {
+				s.batch = n + 1
+			}
 			break
 		}
 	}

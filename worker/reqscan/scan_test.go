@@ -21,7 +21,7 @@ func TestScan(t *testing.T) {
 	if r.ModelName != "llama" || got(r.Model) != `"llama"` || !r.Stream || got(r.User) != `"u-1"` || r.MaxTokens != 70 {
 		t.Errorf("fields: %+v", r)
 	}
-	if r.Messages != 2 || got(r.FirstContent) != `"be \"brief\"\n"` || r.PromptBytes != len(`"be \"brief\"\n"`)+len(`[{"type":"text","text":"hi"}]`) {
+	if r.Messages != 2 || got(r.FirstContent) != `"be \"brief\"\n"` || r.PromptBytes != len(`[{"role":"system","content":"be \"brief\"\n"},{"role":"user","content":[{"type":"text","text":"hi"}]}]`)+len(`[]`) {
 		t.Errorf("messages: %d first %q prompt %d", r.Messages, got(r.FirstContent), r.PromptBytes)
 	}
 	if r.IncludeUsage || got(r.StreamOpts) != `{"include_usage":false}` || got(r.UsageValue) != "false" || body[r.ObjectEnd] != '}' {
@@ -160,6 +160,36 @@ func TestInjectOnlyWhereRead(t *testing.T) {
 		}
 		if out, injected := Rewrite(body, &r, ""); injected || string(out) != string(body) {
 			t.Errorf("set %b: injected into %s", set, out)
+		}
+	}
+}
+
+// Everything that becomes prompt tokens is counted, and what multiplies the
+// answers is read (issue 30, item 4): tools, a message's tool calls and
+// their arguments, a chat's documents; n and best_of; a completion's batch
+// of prompts. On main before it, 40 KB of tools reserved nothing.
+func TestScanCountsWhatBecomesPrompt(t *testing.T) {
+	tools := `[{"type":"function","function":{"name":"f","parameters":{"type":"object","description":"` + strings.Repeat("d", 4000) + `"}}}]`
+	msgs := `[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"` +
+		strings.Repeat("a", 3000) + `"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}]`
+	r, err := Scan([]byte(`{"model":"m","tools":` + tools + `,"messages":` + msgs + `,"documents":[{"text":"doc"}],"n":3,"best_of":5}`))
+	if want := len(tools) + len(msgs) + len(`[{"text":"doc"}]`); err != nil || r.PromptBytes != want || r.N != 5 {
+		t.Errorf("chat: PromptBytes %d N %d, %v; want %d and 5", r.PromptBytes, r.N, err, want)
+	}
+	for body, want := range map[string]int{
+		`{"model":"m","prompt":["a","b","c"],"max_tokens":9}`: 3,
+		`{"model":"m","prompt":[[1,2],[3],[4],[5]]}`:          4,
+		`{"model":"m","prompt":[1,2,3]}`:                      0, // one prompt of token ids
+		`{"model":"m","prompt":"abc"}`:                        0,
+		`{"model":"m","input":"x","prompt":["a","b"]}`:        2,
+	} {
+		if r, err := Scan([]byte(body)); err != nil || r.Prompts != want {
+			t.Errorf("%s: Prompts %d, %v; want %d", body, r.Prompts, err, want)
+		}
+	}
+	for _, set := range []Fields{ResponsesFields, MessagesFields} {
+		if r, err := ScanWith([]byte(`{"model":"m","tools":`+tools+`}`), set); err != nil || r.PromptBytes != len(tools) {
+			t.Errorf("tools in %b: PromptBytes %d, %v; want %d", set, r.PromptBytes, err, len(tools))
 		}
 	}
 }

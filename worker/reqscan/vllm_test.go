@@ -40,10 +40,12 @@ const (
 	kPromptStr               // str | None, and part of the prompt
 	kBool                    // bool | None, lax
 	kCount                   // int | None, lax; negative refused by the gateway
+	kOutputs                 // int | None, lax, answers per prompt (n, best_of); negative refused by the gateway
 	kStreamOpts              // StreamOptions | None
-	kMessages                // list (required by the model): counted, contents in the prompt
-	kMessagesAny             // messages in a union of models: counted when a list, else vLLM's to judge
+	kMessages                // list (required by the model): counted, in the prompt whole
+	kMessagesAny             // messages in a union of models: counted and in the prompt when a list, else vLLM's to judge
 	kPrompt                  // any value: part of the prompt, its type vLLM's to judge
+	kBatch                   // a completion's prompt: as kPrompt, and a batch when a list of strings or of lists
 	kSystem                  // str | list[block] | None, part of the prompt
 )
 
@@ -59,15 +61,16 @@ type apiSpec struct {
 var apiSpecs = []apiSpec{
 	{"chat", ChatFields, map[string]kind{ // ChatCompletionRequest, CompletionRequest, EmbeddingRequest
 		"stream": kBool, "stream_options": kStreamOpts, "max_tokens": kCount, "max_completion_tokens": kCount,
-		"user": kStr, "messages": kMessages, "prompt": kPrompt, "input": kPrompt}},
+		"user": kStr, "messages": kMessages, "prompt": kBatch, "input": kPrompt, "tools": kPrompt,
+		"documents": kPrompt, "n": kOutputs, "best_of": kOutputs}},
 	{"responses", ResponsesFields, map[string]kind{ // openai/responses/protocol.py ResponsesRequest
 		"stream": kBool, "user": kStr, "input": kPrompt, "previous_response_id": kStr,
 		"instructions": kPromptStr, "max_output_tokens": kCount, "store": kBool, "background": kBool,
-		"request_id": kReqStr, "previous_input_messages": kPrompt, "previous_response": kPrompt}},
+		"request_id": kReqStr, "previous_input_messages": kPrompt, "previous_response": kPrompt, "tools": kPrompt}},
 	{"messages", MessagesFields, map[string]kind{ // anthropic/protocol.py AnthropicMessagesRequest
-		"stream": kBool, "max_tokens": kCount, "messages": kMessages, "system": kSystem}},
+		"stream": kBool, "max_tokens": kCount, "messages": kMessages, "system": kSystem, "tools": kPrompt}},
 	{"pooling", PoolingFields, map[string]kind{ // rerank, score, tokenize, detokenize, pooling, classify
-		"user": kStr, "messages": kMessagesAny, "prompt": kPrompt, "input": kPrompt, "query": kPrompt,
+		"user": kStr, "messages": kMessagesAny, "prompt": kBatch, "input": kPrompt, "query": kPrompt,
 		"documents": kPrompt, "queries": kPrompt, "items": kPrompt, "data_1": kPrompt, "data_2": kPrompt,
 		"text_1": kPrompt, "text_2": kPrompt, "tokens": kPrompt, "data": kPrompt}},
 }
@@ -80,8 +83,10 @@ type vllmFields struct {
 	bools        map[string]bool
 	includeUsage bool // stream_options.include_usage as sent (OpenAI's default false when absent)
 	maxTokens    int64
+	outputs      int64 // the larger of n and best_of
+	prompts      int   // a batched prompt's length
 	messages     int
-	promptBytes  int    // raw bytes of the prompt-bearing members (each message's content)
+	promptBytes  int    // raw bytes of the prompt-bearing members (messages whole)
 	ambiguous    string // a field ScanWith must refuse: duplicated or escaped key
 	coerced      string // a field vLLM reads through a lax coercion ("stream": "yes", "max_tokens": 5.0)
 }
@@ -137,14 +142,18 @@ func vllmRead(body []byte, api apiSpec) (f vllmFields, ok bool) {
 				f.coerced = k
 			}
 			f.bools[k] = b
-		case kCount:
+		case kCount, kOutputs:
 			n, err := laxInt(v)
 			if err != nil {
 				f.invalid = k
 			} else if num, isNum := v.(json.Number); v != nil && (!isNum || strings.ContainsAny(num.String(), ".eE")) {
 				f.coerced = k
 			}
-			f.maxTokens = max(f.maxTokens, n)
+			if kd == kCount {
+				f.maxTokens = max(f.maxTokens, n)
+			} else {
+				f.outputs = max(f.outputs, n)
+			}
 		case kStreamOpts:
 			switch so := v.(type) {
 			case nil:
@@ -168,16 +177,17 @@ func vllmRead(body []byte, api apiSpec) (f vllmFields, ok bool) {
 				continue
 			}
 			f.messages = len(msgs)
-			var elems []json.RawMessage
-			json.Unmarshal(raw[k], &elems)
-			for _, e := range elems {
-				var m map[string]json.RawMessage
-				if json.Unmarshal(e, &m) == nil {
-					f.promptBytes += len(m["content"])
-				}
-			}
+			f.promptBytes += len(raw[k])
 		case kPrompt:
 			f.promptBytes += len(raw[k])
+		case kBatch:
+			f.promptBytes += len(raw[k])
+			if list, isList := v.([]any); isList && len(list) > 0 {
+				switch list[0].(type) {
+				case string, []any:
+					f.prompts = len(list)
+				}
+			}
 		case kSystem:
 			f.promptBytes += len(raw[k])
 			switch v.(type) {
@@ -355,6 +365,7 @@ func checkAgainstVLLM(t *testing.T, body []byte, api apiSpec) {
 	got, want := scanView(body, &r), refView(&ref)
 	got["prompt_bytes"], want["prompt_bytes"] = r.PromptBytes, ref.promptBytes
 	got["messages"], want["messages"] = r.Messages, ref.messages
+	got["prompts"], want["prompts"] = r.Prompts, ref.prompts
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%s: in %q\n ScanWith %v\n vLLM     %v", api.name, body, got, want)
 	}
@@ -364,7 +375,7 @@ func checkAgainstVLLM(t *testing.T, body []byte, api apiSpec) {
 // Python: every API's, so that a member an API does not read is seen to
 // stay unread.
 var viewKeys = []string{"model", "user", "previous_response_id", "instructions", "request_id",
-	"stream", "store", "background", "max_tokens", "include_usage"}
+	"stream", "store", "background", "max_tokens", "n", "include_usage"}
 
 // scanView is what the scan read, by viewKeys.
 func scanView(body []byte, r *Request) map[string]any {
@@ -379,12 +390,12 @@ func scanView(body []byte, r *Request) map[string]any {
 	return map[string]any{"model": str(r.Model), "user": str(r.User),
 		"previous_response_id": str(r.PreviousResponse), "instructions": str(r.Instructions),
 		"request_id": str(r.RequestID), "stream": r.Stream, "store": r.Store, "background": r.Background,
-		"max_tokens": r.MaxTokens, "include_usage": r.IncludeUsage}
+		"max_tokens": r.MaxTokens, "n": r.N, "include_usage": r.IncludeUsage}
 }
 
 // refView is what the reference read, by viewKeys.
 func refView(f *vllmFields) map[string]any {
-	v := map[string]any{"max_tokens": f.maxTokens, "include_usage": f.includeUsage}
+	v := map[string]any{"max_tokens": f.maxTokens, "n": f.outputs, "include_usage": f.includeUsage}
 	for _, k := range []string{"model", "user", "previous_response_id", "instructions", "request_id"} {
 		v[k] = deref(f.strs[k])
 	}
@@ -536,6 +547,8 @@ class Chat(BaseModel):  # ChatCompletionRequest
     max_completion_tokens: Optional[int] = None
     user: Optional[str] = None
     messages: Optional[list[Any]] = None
+    n: Optional[int] = None  # vLLM: 1 (CompletionRequest: int = 1); None and 0 both mean one answer here
+    best_of: Optional[int] = None
 class Responses(BaseModel):  # ResponsesRequest
     model: Optional[str] = None
     stream: Optional[bool] = False
@@ -565,10 +578,11 @@ for line in sys.stdin:
     except (ValueError, ValidationError):
         print("invalid"); continue
     ns = [getattr(r, k, None) or 0 for k in counts]
-    if min(ns) < 0:
+    outs = [getattr(r, k, None) or 0 for k in ["n", "best_of"]]
+    if min(ns + outs) < 0:
         print("invalid"); continue
     so = getattr(r, "stream_options", None)
-    out = {"max_tokens": min(max(ns), 2**63-1), "include_usage": bool(so and so.include_usage)}
+    out = {"max_tokens": min(max(ns), 2**63-1), "n": min(max(outs), 2**63-1), "include_usage": bool(so and so.include_usage)}
     for k in ["model", "user", "previous_response_id", "instructions", "request_id"]:
         v = getattr(r, k, None)
         out[k] = "<absent>" if v is None else v
