@@ -152,6 +152,13 @@ type Key struct {
 	TokensPerMinute int64 `yaml:"tokens_per_minute"`
 	// MaxConcurrent limits the key's requests in flight (0: no limit).
 	MaxConcurrent int64 `yaml:"max_concurrent"`
+	// CacheGroup names the keys whose prompts may share the backends'
+	// prefix caches ("" in the file: the key's own name, a group of one).
+	// Requests go to vLLM with the group's cache_salt and are matched in
+	// the prefix index only against prompts of the same group, so that one
+	// tenant cannot learn another's prompts from cache hits; keys that
+	// should share a cache (one application's) name the same group.
+	CacheGroup string `yaml:"cache_group"`
 	// Weight is the key's share of a model's slots while its queue holds
 	// requests of several keys: a freed slot goes to the waiting key that
 	// has been served the fewest tokens divided by its weight (weighted
@@ -162,6 +169,9 @@ type Key struct {
 	// next free slot before any of a lower one.
 	Priority int `yaml:"priority"`
 }
+
+// MaxCacheGroup bounds keys[].cache_group's length in bytes.
+const MaxCacheGroup = 256
 
 // DefaultKeyWeight is a key's weight in a model's queue when it sets none.
 const DefaultKeyWeight = 1.0
@@ -209,6 +219,11 @@ type Model struct {
 	// generate up to it less its prompt, and a token limit reserves that
 	// much for it instead of DefaultMaxTokens; no output is reserved past it.
 	MaxContext int64 `yaml:"max_context"`
+	// CacheSalt, true by default, sends each request's cache_salt (its
+	// key's cache group's) to the backends, which salt their prefix cache
+	// with it (vLLM's V1 engine). false for backends that refuse the field;
+	// the gateway's prefix index stays per group either way.
+	CacheSalt *bool `yaml:"cache_salt"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	// Either Backends or Nomad.
 	Backends []Backend `yaml:"backends"`

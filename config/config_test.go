@@ -112,6 +112,7 @@ func TestParseProblems(t *testing.T) {
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
 		{"queue max_per_key over max", "slots: 16", "slots: 16\n    queue: {max: 10, max_per_key: 11}", []string{"bad.yaml:16:", "models[0].queue.max_per_key", "0 (no bound) to queue.max (10)"}},
 		{"negative max_context", "slots: 16", "slots: 16\n    max_context: -1", []string{"bad.yaml:16:", "models[0].max_context", "must be 0 (not set) or more"}},
+		{"cache_group too long", "models: [\"*\"]", "models: [\"*\"]\n    cache_group: " + strings.Repeat("g", 257), []string{"keys[0].cache_group", "at most 256 bytes"}},
 		{"region too small", "workers: auto", "workers: auto\nshm_cells: 2", []string{"bad.yaml:4:", "shm_cells", "needs 9 shared-memory cells", "raise shm_cells"}},
 		{"missing body_temp_dir", "workers: auto", "workers: auto\nbody_temp_dir: /surely/not/here", []string{"bad.yaml:4:", "body_temp_dir", "no such file"}},
 		{"body_temp_dir a file", "workers: auto", "workers: auto\nbody_temp_dir: /etc/hostname", []string{"bad.yaml:4:", "body_temp_dir", "not a directory"}},

@@ -299,6 +299,9 @@ func (c *Config) validate() Problems {
 		if k.Priority < 0 || k.Priority > MaxKeyPriority {
 			add(p+".priority", "must be 0 (default) to %d, got %d", MaxKeyPriority, k.Priority)
 		}
+		if len(k.CacheGroup) > MaxCacheGroup {
+			add(p+".cache_group", "must be at most %d bytes, got %d", MaxCacheGroup, len(k.CacheGroup))
+		}
 	}
 	if tr := c.Tracing; tr.Endpoint != "" || tr.Protocol != "" || tr.SampleRatio != nil {
 		if u, err := url.Parse(tr.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

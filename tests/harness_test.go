@@ -6,6 +6,8 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -366,4 +368,22 @@ func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, strin
 		t.Fatalf("first event: %v", err)
 	}
 	return r, first, res.Body
+}
+
+// groupSalt is the cache_salt the gateway sends for the keys of a cache
+// group (worker/cachegroup.go: base64url of SHA-256 of a fixed prefix and
+// the group's name), written here from the README's description.
+func groupSalt(group string) string {
+	sum := sha256.Sum256([]byte("sluice cache group\x00" + group))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// asSent is a chat, completions or Responses body without a cache_salt as
+// the gateway sends it upstream for a key of the cache group group: the
+// group's cache_salt added before the closing brace, nothing else changed.
+func asSent(group string, body []byte) []byte {
+	end := bytes.LastIndexByte(body, '}')
+	out := append([]byte(nil), body[:end]...)
+	out = append(out, `,"cache_salt":"`+groupSalt(group)+`"`...)
+	return append(out, body[end:]...)
 }

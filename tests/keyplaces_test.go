@@ -16,7 +16,7 @@ import (
 // and once the rate allows it a request is served again.
 func TestRequestLimitRefusalGivesBackItsPlace(t *testing.T) {
 	be := startBackend(t, fakevllm.Options{Tokens: 1})
-	g := startGateway(t, limitedConfig(be.URL(), "off", 2, "requests_per_minute: 30\n    tokens_per_minute: 1000\n    max_concurrent: 1", ""))
+	g := startGateway(t, limitedConfig(be.URL(), "off", 2, "requests_per_minute: 30\n    tokens_per_minute: 3000\n    max_concurrent: 1", ""))
 	inflight := func() float64 {
 		v, ok := g.metric("sluice_key_inflight", map[string]string{"key": "limited"})
 		if !ok {
@@ -46,7 +46,7 @@ func TestRequestLimitRefusalGivesBackItsPlace(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		res, body := post(t, client, g.URL+"/v1/chat/completions", keyLimited, maxTokensBody(false, 5000), nil)
 		if typ, _, _ := openError(t, body); res.StatusCode != 429 || typ != "tokens" {
-			t.Fatalf("a request reserving 5000 tokens of 1000 a minute: %s %s", res.Status, body)
+			t.Fatalf("a request reserving 5000 tokens of 3000 a minute: %s %s", res.Status, body)
 		}
 	}
 	await(t, "no place held after the token refusals", func() bool { return inflight() == 0 })

@@ -184,3 +184,108 @@ func TestTokenReservationCountsWholeRequest(t *testing.T) {
 		}
 	}
 }
+
+// keySibling is a third key, in the cache group of keyAll (cache_group).
+const keySibling = "sk-test-sibling"
+
+// No key learns another's prompts from the prefix cache (issue 30, item
+// 7): each request goes to the backends with its key's cache group's
+// cache_salt, which vLLM (here the fake's simulation of its block cache)
+// mixes into every block, and the gateway's prefix index matches prompts
+// only within a group. A key that sends another key's exact prompt sees
+// no cached token, while the key itself, and a key sharing its group
+// deliberately, hit. A client's own cache_salt is mixed in, never sent as
+// it came; its "priority" reaches vLLM as 0, its X-Request-Id as the
+// gateway's (item 8). Before, the guess was routed to the backend holding
+// the prompt and saw its cached tokens.
+func TestNoCrossKeyCacheOracle(t *testing.T) {
+	var bes []*fakevllm.Server
+	var urls []string
+	for range 3 {
+		be := startBackend(t, fakevllm.Options{Tokens: 2, PrefixCache: &fakevllm.PrefixCacheOptions{}})
+		bes = append(bes, be)
+		urls = append(urls, fmt.Sprintf("      - url: %s\n        slots: 8", be.URL()))
+	}
+	cfg := strings.Replace(baseConfig(bes[0].URL(), "off", ""),
+		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		strings.Join(urls, "\n")+"\n    load_interval: 0s", 1)
+	cfg = strings.Replace(cfg, "models:\n  - name: m\n", fmt.Sprintf(
+		"  - name: sibling\n    sha256: %s\n    models: [\"m\"]\n    cache_group: all\nmodels:\n  - name: m\n", sha(keySibling)), 1)
+	g := startGateway(t, cfg)
+	client := freshClient()
+	secret := strings.Repeat("The victim's confidential system prompt, which no other tenant should confirm. ", 30)
+	body := func(extra string) []byte {
+		return []byte(fmt.Sprintf(`{"model":"m","messages":[{"role":"system","content":%q},{"role":"user","content":"hello"}]%s}`, secret, extra))
+	}
+	// send returns the cached tokens the answer reports and the request as
+	// the backend received it.
+	send := func(key string, b []byte) (int, fakevllm.Received) {
+		t.Helper()
+		before := make([]int, len(bes))
+		for i, be := range bes {
+			before[i] = len(be.Received())
+		}
+		res, out := post(t, client, g.URL+"/v1/chat/completions", key, b, nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d: %s", res.StatusCode, out)
+		}
+		var answer struct {
+			Usage struct {
+				Details *struct {
+					Cached int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
+			}
+		}
+		if err := json.Unmarshal(out, &answer); err != nil || answer.Usage.Details == nil {
+			t.Fatalf("answer without prompt_tokens_details: %s", out)
+		}
+		for i, be := range bes {
+			if rec := be.Received(); len(rec) != before[i] {
+				return answer.Usage.Details.Cached, rec[len(rec)-1]
+			}
+		}
+		t.Fatal("no backend received the request")
+		return 0, fakevllm.Received{}
+	}
+	_, victim := send(keyAll, body(""))
+	if cached, _ := send(keyAll, body("")); cached == 0 {
+		t.Fatal("the key's own repeated prompt hit nothing: the test cannot tell a blocked oracle from a cold cache")
+	}
+	cached, attacker := send(keyLimited, body(""))
+	if cached != 0 {
+		t.Errorf("another key's exact guess of the prompt saw %d cached tokens; want 0", cached)
+	}
+	if victim.CacheSalt == "" || attacker.CacheSalt == "" || victim.CacheSalt == attacker.CacheSalt {
+		t.Errorf("cache_salt sent: %q for one key, %q for the other; want two different salts", victim.CacheSalt, attacker.CacheSalt)
+	}
+	if cached, sibling := send(keySibling, body("")); cached == 0 || sibling.CacheSalt != victim.CacheSalt {
+		t.Errorf("a key of the same cache_group: %d cached tokens, salt %q (the group's: %q); want a hit", cached, sibling.CacheSalt, victim.CacheSalt)
+	}
+	// The client's own salt and priority do not go upstream as sent.
+	cached, own := send(keyLimited, body(`,"cache_salt":"`+victim.CacheSalt+`","priority":-100`))
+	if cached != 0 || own.CacheSalt == victim.CacheSalt || own.CacheSalt == attacker.CacheSalt || own.Priority != "0" {
+		t.Errorf("a client sending the victim's salt and priority -100: %d cached, salt %q, priority %q; want 0, a salt of its own, 0",
+			cached, own.CacheSalt, own.Priority)
+	}
+	// Nor its X-Request-Id, which vLLM makes its own request id: the
+	// gateway's goes, the one its answer and usage line carry.
+	res, out := post(t, client, g.URL+"/v1/chat/completions", keyLimited, body(""), map[string]string{"X-Request-Id": "chosen-by-client"})
+	var got string
+	for _, be := range bes {
+		for _, r := range be.Received() {
+			if r.Header.Get("X-Request-Id") == "chosen-by-client" {
+				t.Error("the client's X-Request-Id reached the backend")
+			}
+			if r.Header.Get("X-Request-Id") == res.Header.Get("X-Request-Id") {
+				got = r.Header.Get("X-Request-Id")
+			}
+		}
+	}
+	if res.StatusCode != 200 || got == "" {
+		t.Errorf("%s %s: no backend received the gateway's X-Request-Id %q", res.Status, out, res.Header.Get("X-Request-Id"))
+	}
+	res, out = post(t, client, g.URL+"/v1/chat/completions", keyLimited, body(`,"cache_salt":""`), nil)
+	if _, code, _ := openError(t, out); res.StatusCode != 400 || code != "invalid_field" {
+		t.Errorf("an empty cache_salt (vLLM refuses it): %s %s", res.Status, out)
+	}
+}

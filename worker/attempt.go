@@ -103,7 +103,7 @@ func (g *gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
 	sent := time.Now()
-	res, err := g.send(actx, c, b, x.pieces, traceLines)
+	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.requestID})
 	var headers time.Duration // to the answer's head: none when it failed
 	if err == nil {
 		headers = time.Since(sent)
@@ -433,16 +433,16 @@ const statusClientClosed = 499
 // fails with errNoProviderKey, except that a last 429 is returned as the
 // answer (classify retries it on the next backend, or relays it with the
 // provider's Retry-After).
-func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, pieces [][]byte, trace []byte) (*http.Response, error) {
+func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, call upstreamCall) (*http.Response, error) {
 	if b.keys == nil {
-		return g.sendUpstream(ctx, c, b, b.authHeader, pieces, trace)
+		return g.sendUpstream(ctx, c, b, b.authHeader, call)
 	}
 	for {
 		k, ok := b.keys.Pick(g.region.Now())
 		if !ok {
 			return nil, errNoProviderKey
 		}
-		res, err := g.sendUpstream(ctx, c, b, k.Header(), pieces, trace)
+		res, err := g.sendUpstream(ctx, c, b, k.Header(), call)
 		if err != nil {
 			return res, err
 		}
@@ -470,24 +470,36 @@ func (g *gateway) send(ctx context.Context, c *app.RequestContext, b *backendRou
 // errNoProviderKey: none of a backend's provider keys can be used now.
 var errNoProviderKey = errors.New("no provider key usable")
 
+// upstreamCall is what one attempt sends besides the client's headers.
+type upstreamCall struct {
+	body [][]byte // sent as it is, in its pieces
+	// trace, when not nil, is the attempt's trace context header lines,
+	// sent in place of the client's (nil: the client's traceparent, if
+	// any, goes as it came).
+	trace []byte
+	// requestID is the gateway's id of the request, sent as X-Request-Id
+	// in place of the client's: vLLM makes that header its own request id
+	// (the answer's id), which one client could set to another's.
+	requestID string
+}
+
 // sendUpstream sends the request to backend b and returns once the
 // response headers have arrived, with auth ("": none) as its
-// Authorization. body is sent as it is, in its pieces. trace, when not
-// nil, is the attempt's trace context header lines, sent in place of the
-// client's (nil: the client's traceparent, if any, goes as it came).
-func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, body [][]byte, trace []byte) (*http.Response, error) {
+// Authorization.
+func (g *gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, call upstreamCall) (*http.Response, error) {
 	hdr := headerPool.Get().(*[]byte)
 	defer headerPool.Put(hdr)
-	h := appendRequestHeaders((*hdr)[:0], c, auth != "", trace != nil)
+	h := appendRequestHeaders((*hdr)[:0], c, auth != "", call.trace != nil)
 	if auth != "" {
 		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
 	}
-	h = append(h, trace...)
+	h = append(append(append(h, "X-Request-Id: "...), call.requestID...), "\r\n"...)
+	h = append(h, call.trace...)
 	*hdr = h
 	// The target is the path the gateway routed on (hertz's normalised
 	// one: "//v1/…", "/x/../v1/…" and needless escapes resolved) with the
 	// query: never another reading of the client's raw path.
-	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.URI().RequestURI()), Header: h, Body: body})
+	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.URI().RequestURI()), Header: h, Body: call.body})
 }
 
 // methodOf is the request's method among those the gateway routes, as a

@@ -78,7 +78,7 @@ func FuzzRewriteModel(f *testing.F) {
 		if aerr != nil {
 			return
 		}
-		out, _ := reqscan.Rewrite(body, &r, upstream)
+		out, _ := reqscan.Rewrite(body, &r, reqscan.Rewrites{UpstreamModel: upstream})
 		var before, after map[string]any
 		if err := json.Unmarshal(body, &before); err != nil {
 			return

@@ -143,6 +143,7 @@ type exchange struct {
 	scan       reqscan.Request
 	model      *modelRoute
 	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
+	salt       string   // its cache_salt: its key's cache group's, with the client's mixed in
 	candidates []*backendRoute
 	stack      [16]*backendRoute // candidates' storage, for the usual few backends
 	// blocks are the prompt's block hashes for the prefix index (prefix.go),
@@ -400,7 +401,18 @@ func (g *gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange)
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
 	// the client, which sees exactly what it asked for.
-	x.pieces, rec.usageInjected = reqscan.RewritePieces(body, scan, m.upstreamModel)
+	// The cache_salt of the key's group (cachegroup.go), mixed with the
+	// client's own if it sent one; it seeds placement too (pickBackends).
+	x.salt = x.key.cacheSalt
+	if cs := scan.CacheSalt; cs.Len() > 0 {
+		client, _ := reqscan.DecodeString(string(body[cs.Start+1 : cs.End-1]))
+		x.salt = requestSalt(x.salt, client)
+	}
+	w := reqscan.Rewrites{UpstreamModel: m.upstreamModel}
+	if m.sendCacheSalt {
+		w.CacheSalt = x.salt
+	}
+	x.pieces, rec.usageInjected = reqscan.RewritePieces(body, scan, w)
 	return nil
 }
 
@@ -408,12 +420,18 @@ func (g *gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange)
 // read from the body as the client sent it.
 func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
 	m := x.model
+	// Both seeded with the request's cache group (cachegroup.go): a prompt
+	// is placed by what its own group sent, never by another's.
+	seed := saltSeed(x.salt)
 	akey, hasKey := m.affinityKey(x.payload, &x.scan)
+	if hasKey {
+		akey ^= seed
+	}
 	x.rec.affinityKey = akey
 	// Blocks are recorded for every request of a prefix model (the index
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
-	x.blocks = m.prefixBlocks(x.payload, &x.scan)
+	x.blocks = m.prefixBlocks(x.payload, &x.scan, seed)
 	var q *prefixQuery
 	if x.blocks != nil {
 		x.rec.prefixBlocks = len(*x.blocks)

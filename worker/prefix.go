@@ -28,8 +28,10 @@ var blockBufs = sync.Pool{New: func() any {
 // prefixBlocks cuts the prompt of the request into m's blocks — its head
 // (instructions or system, as affinityKey reads it) then its prompt value
 // (reqscan.Request.Prompt) — into a pooled buffer; nil when m does not use
-// the index or the prompt fills no block.
-func (m *modelRoute) prefixBlocks(body []byte, r *reqscan.Request) *[]uint64 {
+// the index or the prompt fills no block. The chain starts from m's seed
+// mixed with group (its cache group's saltSeed; 0: none), so equal prompts
+// of two groups share no block.
+func (m *modelRoute) prefixBlocks(body []byte, r *reqscan.Request, group uint64) *[]uint64 {
 	if m.prefixMax == 0 {
 		return nil
 	}
@@ -41,7 +43,7 @@ func (m *modelRoute) prefixBlocks(body []byte, r *reqscan.Request) *[]uint64 {
 		return nil
 	}
 	buf := blockBufs.Get().(*[]uint64)
-	*buf = affinity.AppendBlocks((*buf)[:0], m.prefixSeed, body[head.Start:head.End], body[r.Prompt.Start:r.Prompt.End], m.prefixBlock, m.prefixMax)
+	*buf = affinity.AppendBlocks((*buf)[:0], m.prefixSeed^group, body[head.Start:head.End], body[r.Prompt.Start:r.Prompt.End], m.prefixBlock, m.prefixMax)
 	if len(*buf) == 0 {
 		blockBufs.Put(buf)
 		return nil

@@ -29,7 +29,7 @@ func blocksOf(t *testing.T, m *modelRoute, body string) []uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := m.prefixBlocks([]byte(body), &r)
+	b := m.prefixBlocks([]byte(body), &r, 0)
 	if b == nil {
 		return nil
 	}
@@ -182,7 +182,7 @@ func TestPrefixBlocksBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := m.prefixBlocks(body, &r); b == nil || len(*b) != 2+2 { // 302 bytes of system, 632 of messages
+	if b := m.prefixBlocks(body, &r, 0); b == nil || len(*b) != 2+2 { // 302 bytes of system, 632 of messages
 		t.Fatalf("system and messages: %v", b)
 	}
 	for _, aff := range []string{"user", "none"} {
@@ -214,12 +214,12 @@ func BenchmarkPrefixIndex(b *testing.B) {
 				b.Fatal(err)
 			}
 			region := m.queue.q.region
-			warm := m.prefixBlocks(body, &r)
+			warm := m.prefixBlocks(body, &r, 0)
 			region.NotePrefix(m.backends[2].urlHash, *warm)
 			var stack [16]*backendRoute
 			b.ReportAllocs()
 			for b.Loop() {
-				x := exchange{blocks: m.prefixBlocks(body, &r)}
+				x := exchange{blocks: m.prefixBlocks(body, &r, 0)}
 				c := m.candidates(7, true, &prefixQuery{blocks: *x.blocks}, stack[:0])
 				region.NotePrefix(c[0].urlHash, *x.blocks)
 				x.releaseBlocks()

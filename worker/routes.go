@@ -44,6 +44,7 @@ type keyRoute struct {
 	rpm, tpm      int64     // 0: no limit
 	maxConcurrent int64     // 0: no limit
 	fair          fairKey   // its place in the queues: weight, priority, served counter
+	cacheSalt     string    // its cache group's cache_salt (groupSalt)
 }
 
 // modelRoute is one entry of models[].
@@ -68,6 +69,7 @@ type modelRoute struct {
 	queueMax         int64
 	queueMaxPerKey   int64 // of queueMax, the places one key may hold (0: no bound of its own)
 	maxContext       int64 // max_context: the most tokens a request's prompt and answer take together (0: not set)
+	sendCacheSalt    bool  // cache_salt: send each request's salt to the backends
 	queueTimeout     time.Duration
 	defaultMaxTokens int64
 	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
@@ -229,6 +231,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
 			rpm: k.RequestsPerMinute, tpm: k.TokensPerMinute, maxConcurrent: k.MaxConcurrent}
 		kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
+		kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
 		if kr.fair.weight == 0 {
 			kr.fair.weight = config.DefaultKeyWeight
 		}
@@ -271,6 +274,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
 		}
 		mr.maxContext = int64(m.MaxContext)
+		mr.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
 		mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
 		if m.Queue.MaxPerKey != nil {
 			mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)

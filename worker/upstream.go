@@ -43,6 +43,9 @@ var neverForward = map[string]bool{
 	"Authorization": true,
 	"X-Api-Key":     true, // Anthropic's clients send the gateway's key so
 	"Cookie":        true,
+	// Not a credential, but the gateway's to set: vLLM takes it as the
+	// request's id, so the gateway sends its own (sendUpstream).
+	"X-Request-Id": true,
 }
 
 // scopedToKey are the headers that qualify the credentials a request is

@@ -131,6 +131,9 @@ type Received struct {
 	// queried tokens, with Options.PrefixCache (0 without, or when the
 	// request was not served).
 	CachedTokens, QueriedTokens int
+	// CacheSalt and Priority are the body's cache_salt (a string; "" when
+	// absent) and priority (its raw JSON; "" when absent).
+	CacheSalt, Priority string
 }
 
 // Server is a running fake vLLM.
@@ -301,6 +304,7 @@ func (s *Server) recordBody(r *http.Request, allowEmpty bool) (request, []byte, 
 	s.received = append(s.received, Received{FirstContent: first, Key: key,
 		Path: r.URL.Path, Header: r.Header.Clone(), BodyLen: len(body),
 		BodySHA256: sha256.Sum256(body), Model: req.Model, Stream: req.Stream, IncludeUsage: req.IncludeUsage,
+		CacheSalt: gjson.GetBytes(body, "cache_salt").String(), Priority: gjson.GetBytes(body, "priority").Raw,
 	})
 	if key != "" {
 		s.keyUses[key]++

@@ -7,7 +7,9 @@ package fakevllm
 //   - vllm/v1/core/kv_cache_utils.py (hash_block_tokens,
 //     hash_request_tokens): only full blocks are hashed; block i's hash
 //     covers block i-1's hash and block i's tokens (plus extra keys: a LoRA
-//     name, here the request's model), so equal hashes mean equal prefixes.
+//     name, here the request's model; and the request's cache_salt, which
+//     vLLM mixes into the first block's extra keys, so that no block of one
+//     salt matches another's), so equal hashes mean equal prefixes.
 //     The last, partial block is never cached.
 //   - vllm/v1/core/kv_cache_manager.py (get_computed_blocks): the hit is
 //     the longest run of leading blocks found in the cache, capped at
@@ -85,13 +87,15 @@ func newPrefixCache(o PrefixCacheOptions) *prefixCache {
 // apcSeed is the parent hash of a prompt's first block (vLLM's NONE_HASH),
 // distinct per model: one fake serving several model names keeps them apart
 // as vLLM keeps LoRA adapters apart (an extra key of every block).
-func apcSeed(model string) uint64 { return xxh3.HashStringSeed(model, 0x5eed_a9c0_0b1c_4a5e) }
+func apcSeed(model, salt string) uint64 {
+	return xxh3.HashStringSeed(model+"\x00"+salt, 0x5eed_a9c0_0b1c_4a5e)
+}
 
 // lookup runs one request through the cache: text is its canonical
 // prompt, answer what decoding appends. It returns the request's queried
 // tokens (its prompt's) and hit tokens, and caches all full blocks of
 // prompt and answer.
-func (c *prefixCache) lookup(model string, text, answer []byte) (queries, hits int) {
+func (c *prefixCache) lookup(model, salt string, text, answer []byte) (queries, hits int) {
 	queries = (len(text) + c.bytesPerToken - 1) / c.bytesPerToken
 	if queries == 0 {
 		return 0, 0
@@ -101,7 +105,7 @@ func (c *prefixCache) lookup(model string, text, answer []byte) (queries, hits i
 	maxHit := min(full, (queries-1)/c.blockTokens)
 	all := (len(text) + len(answer)) / blockBytes
 	hashes := make([]uint64, all)
-	h := apcSeed(model)
+	h := apcSeed(model, salt)
 	var buf []byte
 	for i := range all {
 		lo, hi := i*blockBytes, (i+1)*blockBytes
@@ -337,8 +341,9 @@ func (s *Server) simulatePrefixCache(r *http.Request, req request, body []byte, 
 	prompts, chat := canonicalPrompts(r.URL.Path, body, prev)
 	answer := s.answerText(tokens, chat)
 	var queries int
+	salt := gjson.GetBytes(body, "cache_salt").String()
 	for _, p := range prompts {
-		q, h := s.apc.lookup(req.Model, p, answer)
+		q, h := s.apc.lookup(req.Model, salt, p, answer)
 		queries += q
 		cached += h
 	}

@@ -116,30 +116,34 @@ func TestPrefixCacheSharedSystemPrompt(t *testing.T) {
 func TestPrefixCacheLRU(t *testing.T) {
 	c := newPrefixCache(PrefixCacheOptions{BlockTokens: 4, Blocks: 10, BytesPerToken: 1})
 	a, b := []byte(text("a", 20)), []byte(text("b", 20)) // 5 blocks each
-	if _, h := c.lookup("m", a, nil); h != 0 {
+	if _, h := c.lookup("m", "", a, nil); h != 0 {
 		t.Fatal(h)
 	}
-	c.lookup("m", b, nil)
+	c.lookup("m", "", b, nil)
 	if c.len() != 10 {
 		t.Fatal(c.len())
 	}
-	if _, h := c.lookup("m", a, nil); h != 16 { // 4 of 5 blocks: the last token is computed
+	if _, h := c.lookup("m", "", a, nil); h != 16 { // 4 of 5 blocks: the last token is computed
 		t.Fatal(h)
 	}
 	// a is now the most recent; 3 new blocks evict b's 3 tail blocks.
-	c.lookup("m", []byte(text("c", 12)), nil)
+	c.lookup("m", "", []byte(text("c", 12)), nil)
 	if c.len() != 10 {
 		t.Fatal(c.len())
 	}
-	if _, h := c.lookup("m", append(a, 'x'), nil); h != 20 { // a's 5 blocks survived
+	if _, h := c.lookup("m", "", append(a, 'x'), nil); h != 20 { // a's 5 blocks survived
 		t.Fatalf("a hit %d", h)
 	}
-	if _, h := c.lookup("m", append(b, 'x'), nil); h != 8 { // b's first 2 blocks survived
+	if _, h := c.lookup("m", "", append(b, 'x'), nil); h != 8 { // b's first 2 blocks survived
 		t.Fatalf("b hit %d", h)
 	}
 	// Another model shares nothing.
-	if _, h := c.lookup("other", a, nil); h != 0 {
+	if _, h := c.lookup("other", "", a, nil); h != 0 {
 		t.Fatal(h)
+	}
+	// Nor does another cache_salt (vLLM: an extra key of the first block).
+	if _, h := c.lookup("m", "salt", a, nil); h != 0 {
+		t.Fatalf("another salt hit %d", h)
 	}
 	if c.len() != 10 {
 		t.Fatal(c.len())
@@ -227,6 +231,6 @@ func BenchmarkPrefixCache100KB(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		prompts, chat := canonicalPrompts("/v1/chat/completions", body, "")
-		s.apc.lookup("m", prompts[0], s.answerText(16, chat))
+		s.apc.lookup("m", "", prompts[0], s.answerText(16, chat))
 	}
 }

@@ -64,33 +64,61 @@ func isEmptyObject(raw []byte) bool {
 	return true
 }
 
+// Rewrites are the gateway's edits of a request body beyond include_usage.
+type Rewrites struct {
+	// UpstreamModel, if not empty, replaces "model".
+	UpstreamModel string
+	// CacheSalt, if not empty, is the cache_salt sent, in the APIs that
+	// read one (FieldCacheSalt): it replaces the client's or is added (a
+	// JSON string's contents: no quoting needed — the caller gives
+	// base64url or hex).
+	CacheSalt string
+}
+
 // RewritePieces applies the gateway's edits to a scanned body without
-// copying it: upstreamModel (if not empty) replaces "model", and for a
-// stream whose client did not ask for usage, include_usage is injected
-// (injected reports it). The result is the body's pieces, in order, with
-// the edits between them: sent back to back (one writev), they are the
-// rewritten body. Copying a 100 KB prompt to change a few bytes was a
-// tenth of the gateway's allocation per request (docs/benchmarks.md).
-func RewritePieces(body []byte, r *Request, upstreamModel string) (pieces [][]byte, injected bool) {
-	var edits [2]edit
-	n := 0
+// copying it: w's (model, cache_salt), "priority" set to 0 when the body
+// has one (the key's tier is the gateway's to rank, not the client's to
+// set in vLLM's scheduler), and for a stream whose client did not ask for
+// usage, include_usage injected (injected reports it). The result is the
+// body's pieces, in order, with the edits between them: sent back to back
+// (one writev), they are the rewritten body. Copying a 100 KB prompt to
+// change a few bytes was a tenth of the gateway's allocation per request
+// (docs/benchmarks.md).
+func RewritePieces(body []byte, r *Request, w Rewrites) (pieces [][]byte, injected bool) {
+	var buf [4]edit
+	edits := buf[:0]
 	if e, ok := includeUsageEdit(body, r); ok {
-		edits[n], n, injected = e, n+1, true
+		edits, injected = append(edits, e), true
 	}
-	if upstreamModel != "" {
-		quoted, _ := json.Marshal(upstreamModel)
-		edits[n], n = edit{r.Model.Start, r.Model.End, string(quoted)}, n+1
+	if w.UpstreamModel != "" {
+		quoted, _ := json.Marshal(w.UpstreamModel)
+		edits = append(edits, edit{r.Model.Start, r.Model.End, string(quoted)})
 	}
-	if n == 2 && edits[1].from < edits[0].from { // the two touch different members
-		edits[0], edits[1] = edits[1], edits[0]
+	if w.CacheSalt != "" && r.Read&FieldCacheSalt != 0 { // only to APIs whose requests take it
+		if at := r.cacheSaltAt; at.Len() > 0 {
+			edits = append(edits, edit{at.Start, at.End, `"` + w.CacheSalt + `"`})
+		} else {
+			// Before the closing '}' (the object holds at least "model").
+			edits = append(edits, edit{r.ObjectEnd, r.ObjectEnd, `,"cache_salt":"` + w.CacheSalt + `"`})
+		}
 	}
-	return apply(body, edits[:n]...), injected
+	if r.Priority.Len() > 0 {
+		edits = append(edits, edit{r.Priority.Start, r.Priority.End, "0"})
+	}
+	// In the body's order (each touches its own member; the insertions at
+	// the closing '}' keep their order).
+	for i := 1; i < len(edits); i++ {
+		for j := i; j > 0 && edits[j].from < edits[j-1].from; j-- {
+			edits[j], edits[j-1] = edits[j-1], edits[j]
+		}
+	}
+	return apply(body, edits...), injected
 }
 
 // Rewrite is RewritePieces joined into one new slice (body itself when
 // there is nothing to edit).
-func Rewrite(body []byte, r *Request, upstreamModel string) (out []byte, injected bool) {
-	pieces, injected := RewritePieces(body, r, upstreamModel)
+func Rewrite(body []byte, r *Request, w Rewrites) (out []byte, injected bool) {
+	pieces, injected := RewritePieces(body, r, w)
 	if len(pieces) == 1 {
 		return pieces[0], injected
 	}

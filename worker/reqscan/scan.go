@@ -70,8 +70,20 @@ type Request struct {
 	N int64
 	// Prompts is how many prompts a completion's "prompt" batches: the
 	// length of an array of strings or of token-id arrays, else 0 (one).
-	Prompts   int
-	ObjectEnd int // offset of the top-level object's closing '}'
+	Prompts int
+	// CacheSalt is the raw value of "cache_salt" (a JSON string, quotes
+	// included; zero when absent or null): vLLM salts the prefix cache's
+	// block hashes with it. The gateway sends its own (the key's cache
+	// group's), mixed with the client's.
+	CacheSalt Span
+	// Priority is the raw value of "priority" (any JSON value), vLLM's
+	// scheduling priority: the key's tier sets it, not the client (the
+	// gateway sends 0).
+	Priority Span
+	// cacheSaltAt is cache_salt's value whatever it is (null too): where
+	// the gateway's goes.
+	cacheSaltAt Span
+	ObjectEnd   int // offset of the top-level object's closing '}'
 
 	// Responses API (ResponsesFields).
 
@@ -226,6 +238,8 @@ const (
 	FieldTools                                    // "tools": in the prompt (the chat template renders them)
 	FieldN                                        // "n": answers per prompt, a count
 	FieldBestOf                                   // "best_of": answers generated per prompt, a count
+	FieldCacheSalt                                // "cache_salt": a string, replaced by the key's cache group's
+	FieldPriority                                 // "priority": replaced by 0 (vLLM's scheduling priority is not the client's)
 )
 
 // The sets of the APIs the gateway serves. Each comment names the vLLM
@@ -237,7 +251,8 @@ var (
 	// Also tools and documents (the chat template renders both into the
 	// prompt) and n and best_of (each answer generates up to max_tokens).
 	ChatFields = FieldStream | FieldStreamOptions | FieldMaxTokens | FieldMaxCompletionTokens |
-		FieldUser | FieldMessages | FieldPrompt | FieldInput | FieldTools | FieldDocuments | FieldN | FieldBestOf
+		FieldUser | FieldMessages | FieldPrompt | FieldInput | FieldTools | FieldDocuments | FieldN | FieldBestOf |
+		FieldCacheSalt | FieldPriority
 
 	// ResponsesFields is for /v1/responses (openai/responses/protocol.py
 	// ResponsesRequest). It has no stream_options: vLLM reports usage in
@@ -245,7 +260,7 @@ var (
 	// either: its limit is max_output_tokens.
 	ResponsesFields = FieldStream | FieldUser | FieldInput | FieldPreviousResponseID | FieldInstructions |
 		FieldMaxOutputTokens | FieldStore | FieldBackground | FieldRequestID |
-		FieldPreviousInputMessages | FieldPreviousResponse | FieldTools
+		FieldPreviousInputMessages | FieldPreviousResponse | FieldTools | FieldCacheSalt | FieldPriority
 
 	// MessagesFields is for /v1/messages and /v1/messages/count_tokens
 	// (anthropic/protocol.py AnthropicMessagesRequest and
@@ -260,10 +275,12 @@ var (
 	// /pooling and /classify (pooling/scoring/protocol.py RerankRequest and
 	// the ScoreRequest union, serve/tokenize/protocol.py, pooling/pooling
 	// and pooling/classify protocol.py): model, user (their
-	// PoolingBasicRequestMixin) and every prompt-bearing member, summed.
+	// PoolingBasicRequestMixin) and every prompt-bearing member, summed,
+	// and priority (replaced, as for chat).
 	// None of them streams: a "stream" key is only validated.
 	PoolingFields = FieldUser | FieldMessages | FieldPrompt | FieldInput | FieldQuery | FieldDocuments |
-		FieldQueries | FieldItems | FieldData1 | FieldData2 | FieldText1 | FieldText2 | FieldTokens | FieldData
+		FieldQueries | FieldItems | FieldData1 | FieldData2 | FieldText1 | FieldText2 | FieldTokens | FieldData |
+		FieldPriority
 )
 
 // field is one of the members the gateway can read. Every other member is
@@ -303,6 +320,8 @@ const (
 	fTools
 	fN
 	fBestOf
+	fCacheSalt
+	fPriority
 	fModel        // always read
 	fIncludeUsage // in stream_options
 	fContent      // in each element of messages
@@ -325,7 +344,7 @@ var fieldNames = [numFields]string{
 	fPreviousResponse: "previous_response", fSystem: "system", fQuery: "query",
 	fDocuments: "documents", fQueries: "queries", fItems: "items", fData1: "data_1",
 	fData2: "data_2", fText1: "text_1", fText2: "text_2", fTokens: "tokens", fData: "data",
-	fTools: "tools", fN: "n", fBestOf: "best_of",
+	fTools: "tools", fN: "n", fBestOf: "best_of", fCacheSalt: "cache_salt", fPriority: "priority",
 	fIncludeUsage: "stream_options.include_usage", fContent: "messages[].content",
 	fRole: "messages[].role",
 }
@@ -388,8 +407,11 @@ func topField(key []byte) field {
 			return fBestOf
 		}
 	case 8:
-		if string(key) == "messages" {
+		switch string(key) {
+		case "messages":
 			return fMessages
+		case "priority":
+			return fPriority
 		}
 	case 9:
 		if string(key) == "documents" {
@@ -403,6 +425,8 @@ func topField(key []byte) field {
 			return fBackground
 		case "request_id":
 			return fRequestID
+		case "cache_salt":
+			return fCacheSalt
 		}
 	case 12:
 		if string(key) == "instructions" {
@@ -623,6 +647,13 @@ func (s *scanner) member(f field, v Span) {
 		if n := s.count(f, v); n > r.MaxTokens {
 			r.MaxTokens = n
 		}
+	case fCacheSalt:
+		r.CacheSalt, r.cacheSaltAt = s.optString(f, v), v // vLLM: str | None, not empty
+		if r.CacheSalt.Len() == 2 {
+			s.failField(f, v.Start, "cache_salt must be a non-empty string")
+		}
+	case fPriority:
+		r.Priority = v // replaced whatever it is: vLLM never sees the client's
 	case fTools:
 		r.PromptBytes += v.Len() // not the conversation's start: placement reads what follows
 	case fN, fBestOf:

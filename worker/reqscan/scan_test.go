@@ -122,24 +122,29 @@ func FuzzScan(f *testing.F) {
 }
 
 func TestRewrite(t *testing.T) {
-	cases := []struct{ in, model, want string }{
-		{`{"model":"m","stream":true}`, "up/x", `{"model":"up/x","stream":true,"stream_options":{"include_usage":true}}`},
-		{`{"stream_options":{},"stream":true,"model":"m"}`, "up", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
-		{`{"stream_options":{"include_usage":true},"stream":true,"model":"m"}`, "up", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
-		{`{"model":"m"}`, "", `{"model":"m"}`},
+	cases := []struct{ in, model, salt, want string }{
+		{`{"model":"m","stream":true}`, "up/x", "", `{"model":"up/x","stream":true,"stream_options":{"include_usage":true}}`},
+		{`{"stream_options":{},"stream":true,"model":"m"}`, "up", "", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
+		{`{"stream_options":{"include_usage":true},"stream":true,"model":"m"}`, "up", "", `{"stream_options":{"include_usage":true},"stream":true,"model":"up"}`},
+		{`{"model":"m"}`, "", "", `{"model":"m"}`},
+		// cache_salt replaced or added; priority zeroed, whatever it was.
+		{`{"model":"m","cache_salt":"mine","priority":-100}`, "", "S1", `{"model":"m","cache_salt":"S1","priority":0}`},
+		{`{"priority":"x","model":"m","stream":true}`, "up", "S2", `{"priority":0,"model":"up","stream":true,"stream_options":{"include_usage":true},"cache_salt":"S2"}`},
+		{`{"model":"m","cache_salt":null}`, "", "S3", `{"model":"m","cache_salt":"S3"}`},
 	}
 	for _, tc := range cases {
 		r, err := Scan([]byte(tc.in))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, injected := Rewrite([]byte(tc.in), &r, tc.model)
+		w := Rewrites{UpstreamModel: tc.model, CacheSalt: tc.salt}
+		got, injected := Rewrite([]byte(tc.in), &r, w)
 		if string(got) != tc.want || injected != (r.Stream && !r.IncludeUsage) {
 			t.Errorf("Rewrite(%s, %q) = %s, %v; want %s", tc.in, tc.model, got, injected, tc.want)
 		}
 		// The pieces are the body's own bytes (not a copy) around the edits.
 		body := []byte(tc.in)
-		pieces, _ := RewritePieces(body, &r, tc.model)
+		pieces, _ := RewritePieces(body, &r, w)
 		if joined := string(bytes.Join(pieces, nil)); joined != tc.want {
 			t.Errorf("RewritePieces(%s, %q) joined = %s; want %s", tc.in, tc.model, joined, tc.want)
 		}
@@ -158,7 +163,7 @@ func TestInjectOnlyWhereRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, injected := Rewrite(body, &r, ""); injected || string(out) != string(body) {
+		if out, injected := Rewrite(body, &r, Rewrites{}); injected || string(out) != string(body) {
 			t.Errorf("set %b: injected into %s", set, out)
 		}
 	}

@@ -46,6 +46,8 @@ const (
 	kMessagesAny             // messages in a union of models: counted and in the prompt when a list, else vLLM's to judge
 	kPrompt                  // any value: part of the prompt, its type vLLM's to judge
 	kBatch                   // a completion's prompt: as kPrompt, and a batch when a list of strings or of lists
+	kSalt                    // str | None, not empty (vLLM's check_cache_salt_support)
+	kReplaced                // any value: the gateway replaces it (priority), vLLM never sees the client's
 	kSystem                  // str | list[block] | None, part of the prompt
 )
 
@@ -62,17 +64,18 @@ var apiSpecs = []apiSpec{
 	{"chat", ChatFields, map[string]kind{ // ChatCompletionRequest, CompletionRequest, EmbeddingRequest
 		"stream": kBool, "stream_options": kStreamOpts, "max_tokens": kCount, "max_completion_tokens": kCount,
 		"user": kStr, "messages": kMessages, "prompt": kBatch, "input": kPrompt, "tools": kPrompt,
-		"documents": kPrompt, "n": kOutputs, "best_of": kOutputs}},
+		"documents": kPrompt, "n": kOutputs, "best_of": kOutputs, "cache_salt": kSalt, "priority": kReplaced}},
 	{"responses", ResponsesFields, map[string]kind{ // openai/responses/protocol.py ResponsesRequest
 		"stream": kBool, "user": kStr, "input": kPrompt, "previous_response_id": kStr,
 		"instructions": kPromptStr, "max_output_tokens": kCount, "store": kBool, "background": kBool,
-		"request_id": kReqStr, "previous_input_messages": kPrompt, "previous_response": kPrompt, "tools": kPrompt}},
+		"request_id": kReqStr, "previous_input_messages": kPrompt, "previous_response": kPrompt, "tools": kPrompt,
+		"cache_salt": kSalt, "priority": kReplaced}},
 	{"messages", MessagesFields, map[string]kind{ // anthropic/protocol.py AnthropicMessagesRequest
 		"stream": kBool, "max_tokens": kCount, "messages": kMessages, "system": kSystem, "tools": kPrompt}},
 	{"pooling", PoolingFields, map[string]kind{ // rerank, score, tokenize, detokenize, pooling, classify
 		"user": kStr, "messages": kMessagesAny, "prompt": kBatch, "input": kPrompt, "query": kPrompt,
 		"documents": kPrompt, "queries": kPrompt, "items": kPrompt, "data_1": kPrompt, "data_2": kPrompt,
-		"text_1": kPrompt, "text_2": kPrompt, "tokens": kPrompt, "data": kPrompt}},
+		"text_1": kPrompt, "text_2": kPrompt, "tokens": kPrompt, "data": kPrompt, "priority": kReplaced}},
 }
 
 // vllmFields is what vLLM makes of the fields the gateway reads.
@@ -122,7 +125,8 @@ func vllmRead(body []byte, api apiSpec) (f vllmFields, ok bool) {
 			continue
 		}
 		switch kd {
-		case kStr, kReqStr, kPromptStr:
+		case kReplaced: // read as nothing: whatever it is, it goes as 0
+		case kStr, kReqStr, kPromptStr, kSalt:
 			if kd == kPromptStr {
 				f.promptBytes += len(raw[k])
 			}
@@ -130,7 +134,7 @@ func vllmRead(body []byte, api apiSpec) (f vllmFields, ok bool) {
 				continue
 			}
 			s, isStr := v.(string)
-			if !isStr {
+			if !isStr || kd == kSalt && s == "" {
 				f.invalid = k
 			}
 			f.strs[k] = &s
@@ -374,7 +378,7 @@ func checkAgainstVLLM(t *testing.T, body []byte, api apiSpec) {
 // viewKeys are the values compared between the scan, the reference and
 // Python: every API's, so that a member an API does not read is seen to
 // stay unread.
-var viewKeys = []string{"model", "user", "previous_response_id", "instructions", "request_id",
+var viewKeys = []string{"model", "user", "previous_response_id", "instructions", "request_id", "cache_salt",
 	"stream", "store", "background", "max_tokens", "n", "include_usage"}
 
 // scanView is what the scan read, by viewKeys.
@@ -389,14 +393,14 @@ func scanView(body []byte, r *Request) map[string]any {
 	}
 	return map[string]any{"model": str(r.Model), "user": str(r.User),
 		"previous_response_id": str(r.PreviousResponse), "instructions": str(r.Instructions),
-		"request_id": str(r.RequestID), "stream": r.Stream, "store": r.Store, "background": r.Background,
+		"request_id": str(r.RequestID), "cache_salt": str(r.CacheSalt), "stream": r.Stream, "store": r.Store, "background": r.Background,
 		"max_tokens": r.MaxTokens, "n": r.N, "include_usage": r.IncludeUsage}
 }
 
 // refView is what the reference read, by viewKeys.
 func refView(f *vllmFields) map[string]any {
 	v := map[string]any{"max_tokens": f.maxTokens, "n": f.outputs, "include_usage": f.includeUsage}
-	for _, k := range []string{"model", "user", "previous_response_id", "instructions", "request_id"} {
+	for _, k := range []string{"model", "user", "previous_response_id", "instructions", "request_id", "cache_salt"} {
 		v[k] = deref(f.strs[k])
 	}
 	for _, k := range []string{"stream", "store", "background"} {
@@ -469,7 +473,7 @@ func generateBodies(rng *rand.Rand, n int) [][]byte {
 	}
 	prompts := []string{"prompt", "input", "inp\\u0075t", "n", "tools", "query", "documents", "queries",
 		"items", "data_1", "data_2", "text_1", "text_2", "tokens", "data", "d\\u0061ta", "previous_input_messages",
-		"previous_response", "system", "syst\\u0065m", "instructions", "metadata"}
+		"previous_response", "system", "syst\\u0065m", "instructions", "metadata", "priority", "pri\\u006frity"}
 	member := func() string {
 		switch rng.IntN(16) {
 		case 0, 1:
@@ -507,7 +511,7 @@ func generateBodies(rng *rand.Rand, n int) [][]byte {
 		case 9, 10:
 			return `"` + pick(prompts) + `":` + value(3)
 		case 11:
-			return `"` + pick(keys(pick([]string{"previous_response_id", "request_id", "instructions"}))) + `":` +
+			return `"` + pick(keys(pick([]string{"previous_response_id", "request_id", "instructions", "cache_salt"}))) + `":` +
 				pick(append(strs, `null`, `5`, `["a"]`))
 		case 12:
 			return `"` + pick(keys(pick([]string{"system", "query", "documents", "text_1", "input"}))) + `":` + value(2)
@@ -547,6 +551,7 @@ class Chat(BaseModel):  # ChatCompletionRequest
     max_completion_tokens: Optional[int] = None
     user: Optional[str] = None
     messages: Optional[list[Any]] = None
+    cache_salt: Optional[str] = None
     n: Optional[int] = None  # vLLM: 1 (CompletionRequest: int = 1); None and 0 both mean one answer here
     best_of: Optional[int] = None
 class Responses(BaseModel):  # ResponsesRequest
@@ -559,6 +564,7 @@ class Responses(BaseModel):  # ResponsesRequest
     store: Optional[bool] = True
     background: Optional[bool] = False
     request_id: str = "<absent>"  # vLLM: default_factory=random_uuid
+    cache_salt: Optional[str] = None
 class Messages(BaseModel):  # AnthropicMessagesRequest (model: str and max_tokens: int are required there)
     model: Optional[str] = None
     stream: Optional[bool] = False
@@ -579,11 +585,13 @@ for line in sys.stdin:
         print("invalid"); continue
     ns = [getattr(r, k, None) or 0 for k in counts]
     outs = [getattr(r, k, None) or 0 for k in ["n", "best_of"]]
+    if getattr(r, "cache_salt", None) == "":  # vLLM: "must be a non-empty string if provided"
+        print("invalid"); continue
     if min(ns + outs) < 0:
         print("invalid"); continue
     so = getattr(r, "stream_options", None)
     out = {"max_tokens": min(max(ns), 2**63-1), "n": min(max(outs), 2**63-1), "include_usage": bool(so and so.include_usage)}
-    for k in ["model", "user", "previous_response_id", "instructions", "request_id"]:
+    for k in ["model", "user", "previous_response_id", "instructions", "request_id", "cache_salt"]:
         v = getattr(r, k, None)
         out[k] = "<absent>" if v is None else v
     for k in ["stream", "store", "background"]:
