@@ -5,6 +5,8 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -47,6 +49,13 @@ const (
 	DefaultSendTimeout         = 60 * time.Second
 	DefaultKeepaliveTimeout    = 75 * time.Second
 	DefaultWorkerConnections   = 4096
+
+	// The admin listener's bounds (see AdminTimeouts, AdminMaxConns).
+	DefaultAdminReadHeaderTimeout = 5 * time.Second
+	DefaultAdminReadTimeout       = 30 * time.Second
+	DefaultAdminWriteTimeout      = 30 * time.Second
+	DefaultAdminIdleTimeout       = 60 * time.Second
+	DefaultAdminMaxConns          = 64
 )
 
 // Config is the whole configuration file. Every field is documented in
@@ -60,6 +69,26 @@ type Config struct {
 	// the admin listener requires on /metrics and /status (empty: none).
 	// /healthz and /readyz stay open for probes that send no header.
 	AdminTokenEnv string `yaml:"admin_token_env"`
+	// AdminTimeouts bound each admin connection (net/http's server
+	// timeouts): a request's head, its whole reading, its answer's
+	// writing, and a keep-alive connection's wait for its next request.
+	AdminTimeouts AdminTimeouts `yaml:"admin_timeouts"`
+	// AdminMaxConns caps the admin listener's open connections (default
+	// 64). At the cap a new connection closes the one idle longest (a
+	// keep-alive connection between requests, or one that has sent
+	// nothing yet); with none idle it is answered 503 with Retry-After: 1
+	// (a plain probe is answered as a probe) and closed. The supervisor
+	// lowers the cap to half the file descriptors RLIMIT_NOFILE leaves it
+	// at start, so admin connections can never take the descriptors a
+	// worker's restart needs.
+	AdminMaxConns int `yaml:"admin_max_conns"`
+	// AdminHosts lists the Host header values the admin listener answers
+	// besides its own address ("name" for any port, "name:port"). Without
+	// admin_token_env, a request to another Host (a browser page that
+	// rebound its DNS name to the admin address) is answered 421; with a
+	// token, Host is checked only when AdminHosts is given. /healthz and
+	// /readyz are never checked.
+	AdminHosts []string `yaml:"admin_hosts"`
 	// Workers is the number of worker processes: "auto" (one per CPU the
 	// process may run on) or a positive number.
 	Workers Workers `yaml:"workers"`
@@ -414,6 +443,52 @@ type Backend struct {
 	APIKeysEnv []string `yaml:"api_keys_env"`
 }
 
+// AdminTimeouts are the admin listener's connection timeouts.
+type AdminTimeouts struct {
+	// ReadHeader bounds a request's head from the connection's accept or
+	// the request's first byte (default 5s).
+	ReadHeader Duration `yaml:"read_header"`
+	// Read bounds a whole request, body included (default 30s).
+	Read Duration `yaml:"read"`
+	// Write bounds the writing of an answer (default 30s).
+	Write Duration `yaml:"write"`
+	// Idle closes a keep-alive connection idle this long (default 60s).
+	Idle Duration `yaml:"idle"`
+}
+
+// AdminHostPattern splits an admin_hosts entry into its host, in lower
+// case and without brackets, and its port ("" for any port).
+func AdminHostPattern(s string) (host, port string, err error) {
+	bad := fmt.Errorf("%q is not host, host:port, [IPv6] or [IPv6]:port (a Host header's value, no scheme or path)", s)
+	host = s
+	if strings.ContainsAny(s, "/@?#") {
+		return "", "", bad
+	}
+	if h, p, serr := net.SplitHostPort(s); serr == nil {
+		host, port = h, p
+		if n, perr := strconv.Atoi(p); perr != nil || n < 1 || n > 65535 {
+			return "", "", fmt.Errorf("%q: the port must be 1 to 65535", s)
+		}
+	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		host = s[1 : len(s)-1]
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("%q has no host", s)
+	}
+	if strings.HasPrefix(s, "[") || strings.Contains(host, ":") { // IPv6 literals only
+		if a, perr := netip.ParseAddr(host); perr != nil || !a.Is6() {
+			return "", "", bad
+		}
+		return strings.ToLower(host), port, nil
+	}
+	for _, ch := range host {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '-' || ch == '_') {
+			return "", "", bad
+		}
+	}
+	return strings.ToLower(host), port, nil
+}
+
 // Workers is "auto" (0 here) or a positive worker count.
 type Workers int
 
@@ -528,14 +603,18 @@ func ProcessChanges(old, new *Config) []string {
 	return out
 }
 
-// RestartChanges lists the changed fields only a restart applies: admin
-// and admin_token_env (the admin listener is set up once), pid_file (how
+// RestartChanges lists the changed fields only a restart applies: admin,
+// admin_token_env, admin_timeouts, admin_max_conns and admin_hosts (the
+// admin listener is set up once), pid_file (how
 // `sluice reload` finds the running supervisor) and shm_cells and
 // prefix_index.entries (the size of the shared region).
 func RestartChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "admin", old.Admin, new.Admin)
 	diff(&out, "admin_token_env", old.AdminTokenEnv, new.AdminTokenEnv)
+	diff(&out, "admin_timeouts", old.AdminTimeouts, new.AdminTimeouts)
+	diff(&out, "admin_max_conns", old.AdminMaxConns, new.AdminMaxConns)
+	diff(&out, "admin_hosts", fmt.Sprint(old.AdminHosts), fmt.Sprint(new.AdminHosts))
 	diff(&out, "pid_file", old.PidFile, new.PidFile)
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
 	diff(&out, "prefix_index.entries", old.PrefixEntries(), new.PrefixEntries())
@@ -617,6 +696,10 @@ func (c *Config) applyDefaults() {
 		{&c.ClientBodyTimeout, DefaultClientBodyTimeout},
 		{&c.SendTimeout, DefaultSendTimeout},
 		{&c.KeepaliveTimeout, DefaultKeepaliveTimeout},
+		{&c.AdminTimeouts.ReadHeader, DefaultAdminReadHeaderTimeout},
+		{&c.AdminTimeouts.Read, DefaultAdminReadTimeout},
+		{&c.AdminTimeouts.Write, DefaultAdminWriteTimeout},
+		{&c.AdminTimeouts.Idle, DefaultAdminIdleTimeout},
 	} {
 		if *d.f == 0 {
 			*d.f = Duration(d.def)
@@ -624,6 +707,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.WorkerConnections == 0 {
 		c.WorkerConnections = DefaultWorkerConnections
+	}
+	if c.AdminMaxConns == 0 {
+		c.AdminMaxConns = DefaultAdminMaxConns
 	}
 	if c.BodyMemory == 0 {
 		c.BodyMemory = DefaultBodyMemory

@@ -122,6 +122,14 @@ func TestParseProblems(t *testing.T) {
 		{"prefix block too small", "workers: auto", "workers: auto\nprefix_index:\n  block: 8", []string{"bad.yaml:5:", "prefix_index.block", "16 to 65536"}},
 		{"prefix entries negative", "workers: auto", "workers: auto\nprefix_index: {entries: -1, max_blocks: 0}", []string{"bad.yaml:4:", "prefix_index.entries", "0 (no index)"}},
 		{"negative worker_connections", "workers: auto", "workers: auto\nworker_connections: -1", []string{"bad.yaml:4:", "worker_connections", "at least 1"}},
+		{"admin timeout not a duration", "workers: auto", "workers: auto\nadmin_timeouts:\n  idle: forever", []string{"bad.yaml:5:", "duration"}},
+		{"admin timeout under 1ms", "workers: auto", "workers: auto\nadmin_timeouts:\n  write: 10us", []string{"bad.yaml:5:", "admin_timeouts.write", "at least 1ms"}},
+		{"admin read_header over read", "workers: auto", "workers: auto\nadmin_timeouts:\n  read_header: 40s", []string{"bad.yaml:5:", "admin_timeouts.read_header", "must not be over admin_timeouts.read (30s"}},
+		{"unknown admin timeout", "workers: auto", "workers: auto\nadmin_timeouts: {header: 5s}", []string{"bad.yaml:4:", "header"}},
+		{"negative admin_max_conns", "workers: auto", "workers: auto\nadmin_max_conns: -3", []string{"bad.yaml:4:", "admin_max_conns", "at least 1"}},
+		{"admin_hosts with a scheme", "workers: auto", "workers: auto\nadmin_hosts:\n  - gw.example\n  - http://gw.example", []string{"bad.yaml:6:", "admin_hosts[1]", "no scheme or path"}},
+		{"admin_hosts bad port", "workers: auto", "workers: auto\nadmin_hosts: [\"gw.example:0\"]", []string{"bad.yaml:4:", "admin_hosts[0]", "1 to 65535"}},
+		{"admin_hosts empty", "workers: auto", "workers: auto\nadmin_hosts: [\"\"]", []string{"admin_hosts[0]", "no host"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,5 +239,55 @@ func TestPrefixIndexConfig(t *testing.T) {
 	}
 	if (&Config{}).PrefixEntries() != DefaultPrefixEntries {
 		t.Fatal("a config built in code has no index")
+	}
+}
+
+// The admin listener's bounds: defaults, a file's own values, and a change
+// of any of them needs a restart.
+func TestAdminBounds(t *testing.T) {
+	plain, err := Parse("p.yaml", []byte(validYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := AdminTimeouts{ReadHeader: Duration(5 * time.Second), Read: Duration(30 * time.Second),
+		Write: Duration(30 * time.Second), Idle: Duration(60 * time.Second)}
+	if plain.AdminTimeouts != want || plain.AdminMaxConns != 64 || plain.AdminHosts != nil {
+		t.Fatalf("defaults: admin_timeouts %+v admin_max_conns %d admin_hosts %v", plain.AdminTimeouts, plain.AdminMaxConns, plain.AdminHosts)
+	}
+	set, err := Parse("s.yaml", []byte(validYAML+"admin_timeouts: {read_header: 2s, idle: 5m}\nadmin_max_conns: 8\nadmin_hosts: [gw.example, \"[::1]:9090\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := set.AdminTimeouts; time.Duration(at.ReadHeader) != 2*time.Second || time.Duration(at.Idle) != 5*time.Minute ||
+		time.Duration(at.Read) != 30*time.Second || set.AdminMaxConns != 8 || len(set.AdminHosts) != 2 {
+		t.Fatalf("admin_timeouts %+v admin_max_conns %d admin_hosts %v", at, set.AdminMaxConns, set.AdminHosts)
+	}
+	ch := RestartChanges(plain, set)
+	if len(ch) != 3 || !strings.HasPrefix(ch[0], "admin_timeouts changed") || !strings.HasPrefix(ch[1], "admin_max_conns changed from 64 to 8") ||
+		!strings.HasPrefix(ch[2], "admin_hosts changed") {
+		t.Fatalf("RestartChanges: %v", ch)
+	}
+}
+
+func TestAdminHostPattern(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"gw.example":      {"gw.example", ""},
+		"GW.Example:9090": {"gw.example", "9090"},
+		"10.0.0.7":        {"10.0.0.7", ""},
+		"10.0.0.7:9090":   {"10.0.0.7", "9090"},
+		"[::1]":           {"::1", ""},
+		"[FE80::1]:9090":  {"fe80::1", "9090"},
+		"::1":             {"::1", ""},
+		"admin_host":      {"admin_host", ""},
+	} {
+		host, port, err := AdminHostPattern(in)
+		if err != nil || host != want[0] || port != want[1] {
+			t.Errorf("AdminHostPattern(%q) = %q, %q, %v; want %q, %q", in, host, port, err, want[0], want[1])
+		}
+	}
+	for _, in := range []string{"", ":9090", "gw.example:", "gw.example:http", "gw.example:70000", "gw example", "gw.example/ui", "http://gw.example", "[gw.example]:1", "a:b:c", "*.example"} {
+		if host, port, err := AdminHostPattern(in); err == nil {
+			t.Errorf("AdminHostPattern(%q) = %q, %q; want an error", in, host, port)
+		}
 	}
 }

@@ -161,9 +161,25 @@ func (c *Config) validate() Problems {
 		{"client_body_timeout", c.ClientBodyTimeout},
 		{"send_timeout", c.SendTimeout},
 		{"keepalive_timeout", c.KeepaliveTimeout},
+		{"admin_timeouts.read_header", c.AdminTimeouts.ReadHeader},
+		{"admin_timeouts.read", c.AdminTimeouts.Read},
+		{"admin_timeouts.write", c.AdminTimeouts.Write},
+		{"admin_timeouts.idle", c.AdminTimeouts.Idle},
 	} {
 		if time.Duration(d.v) < time.Millisecond {
 			add(d.name, "must be at least 1ms, got %s", time.Duration(d.v))
+		}
+	}
+	if at := c.AdminTimeouts; at.ReadHeader > at.Read {
+		add("admin_timeouts.read_header", "must not be over admin_timeouts.read (%s, which bounds the head too), got %s",
+			time.Duration(at.Read), time.Duration(at.ReadHeader))
+	}
+	if c.AdminMaxConns < 1 {
+		add("admin_max_conns", "must be at least 1, got %d", c.AdminMaxConns)
+	}
+	for i, h := range c.AdminHosts {
+		if _, _, err := AdminHostPattern(h); err != nil {
+			add(fmt.Sprintf("admin_hosts[%d]", i), "%v", err)
 		}
 	}
 	if c.WorkerConnections < 1 {
