@@ -10,8 +10,10 @@
 // of that (same document), which is the only reason it is hand-written.
 // It answers only heads that net/http would accept and answer the same way
 // (FuzzProbeHead checks that against net/http's own parser); anything
-// unusual — another method, a query, a body, a head split over two reads,
-// a malformed line — goes to net/http, which decides as before.
+// unusual — another method, a body, a head split over two reads, a
+// malformed line — goes to net/http, which decides as before. A query is
+// ignored, as the mux ignores it: "/healthz?x" is answered here too, so a
+// query cannot turn a probe into a keep-alive connection held open.
 package probe
 
 import (
@@ -165,14 +167,11 @@ func (l *Listener) serve(c net.Conn) {
 		return
 	}
 	if err == nil && n < len(buf) {
-		if path, http11, ok := ProbeHead(buf[:n]); ok {
-			if answer := l.answers[path]; answer != nil {
-				status, body := answer()
-				c.Write(appendAnswer(buf[:0], http11, status, body, time.Now())) //nolint:errcheck // the probe sees the failure
-				c.Close()
-				l.bufs.Put(buf)
-				return
-			}
+		if out := AnswerHead(buf[:0], buf[:n], l.answers); out != nil {
+			c.Write(out) //nolint:errcheck // the probe sees the failure
+			c.Close()
+			l.bufs.Put(buf)
+			return
 		}
 	}
 	// Not a probe (or not one this path answers): net/http reads it from
@@ -194,6 +193,22 @@ func (l *Listener) serve(c net.Conn) {
 	case <-l.done:
 		c.Close()
 	}
+}
+
+// AnswerHead appends to b the whole answer to head when head is a probe
+// that answers has (see ProbeHead), and returns nil otherwise. b may be
+// head[:0]: head is read before b is written.
+func AnswerHead(b, head []byte, answers map[string]Answer) []byte {
+	path, http11, ok := ProbeHead(head)
+	if !ok {
+		return nil
+	}
+	answer := answers[path]
+	if answer == nil {
+		return nil
+	}
+	status, body := answer()
+	return appendAnswer(b, http11, status, body, time.Now())
 }
 
 // forget removes c from the connections being decided.
@@ -274,6 +289,9 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
+// NetConn is the connection underneath, as tls.Conn's NetConn is.
+func (c *replayConn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite half-closes the connection when it can, as net/http expects
 // of a TCP connection.
 func (c *replayConn) CloseWrite() error {
@@ -285,7 +303,9 @@ func (c *replayConn) CloseWrite() error {
 
 // ProbeHead reports whether head is exactly one complete request head that
 // this package answers: "GET <path> HTTP/1.1" or "HTTP/1.0", a path of
-// lower-case letters only (no query), header lines net/http accepts, for
+// lower-case letters only, with or without a query of visible bytes (not
+// returned: the answer ignores it, as net/http's mux does), header lines
+// net/http accepts, for
 // HTTP/1.1 exactly one Host header of a plain host[:port], no
 // Content-Length, Transfer-Encoding or Expect (a probe has no body), and
 // nothing after the blank line. It returns the path and whether the
@@ -304,9 +324,22 @@ func ProbeHead(head []byte) (path string, http11, ok bool) {
 	if sp < 1 {
 		return "", false, false
 	}
-	for _, ch := range pathb[:sp] {
+	name, query, hasQuery := bytes.Cut(pathb[:sp], []byte("?"))
+	if len(name) == 0 {
+		return "", false, false
+	}
+	for _, ch := range name {
 		if ch < 'a' || ch > 'z' {
 			return "", false, false
+		}
+	}
+	if hasQuery {
+		// net/http's request line takes any byte but a control byte and
+		// the space that ends the target.
+		for _, ch := range query {
+			if ch <= ' ' || ch == 0x7f {
+				return "", false, false
+			}
 		}
 	}
 	switch string(pathb[sp+1:]) {
@@ -348,7 +381,7 @@ func ProbeHead(head []byte) (path string, http11, ok bool) {
 	if hosts > 1 || http11 && hosts != 1 {
 		return "", false, false
 	}
-	return "/" + string(pathb[:sp]), http11, true
+	return "/" + string(name), http11, true
 }
 
 // plainHost reports whether h is a host name or address with an optional
