@@ -2,9 +2,24 @@ package supervisor
 
 import (
 	"io"
+	"log/slog"
 	"os"
 	"testing"
+
+	"github.com/sluice-gw/sluice/config"
 )
+
+// adminTestConfig is the admin fields of a configuration as Parse fills
+// them, on a loopback port of the kernel's choice.
+func adminTestConfig() *config.Config {
+	return &config.Config{Admin: "127.0.0.1:0", AdminMaxConns: config.DefaultAdminMaxConns,
+		AdminTimeouts: config.AdminTimeouts{
+			ReadHeader: config.Duration(config.DefaultAdminReadHeaderTimeout),
+			Read:       config.Duration(config.DefaultAdminReadTimeout),
+			Write:      config.Duration(config.DefaultAdminWriteTimeout),
+			Idle:       config.Duration(config.DefaultAdminIdleTimeout),
+		}}
+}
 
 // TestAcceptPathReadyz is bench/accept-path.sh's "readyz" mode, not a test:
 // it serves the admin listener as the supervisor does (startAdmin, one
@@ -16,9 +31,10 @@ func TestAcceptPathReadyz(t *testing.T) {
 	if addrFile == "" {
 		t.Skip("bench/accept-path.sh's readyz mode; SLUICE_ACCEPTPATH_ADDR_FILE unset")
 	}
-	s := &supervisor{slots: []*slot{{}}}
+	s := &supervisor{slots: []*slot{{}}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s.metrics = newMetrics(s)
 	s.slots[0].ready.Store(true)
-	srv, addr, err := s.startAdmin("127.0.0.1:0", "")
+	srv, addr, err := s.startAdmin(adminTestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/shm"
+	"github.com/sluice-gw/sluice/supervisor/adminguard"
 )
 
 // metrics is what the admin listener's /metrics shows: the supervisor's own
@@ -31,6 +32,11 @@ type metrics struct {
 	nomadErrors *prometheus.CounterVec
 	discPending prometheus.Gauge
 	discErrors  prometheus.Counter
+
+	hostRejected   prometheus.Counter
+	loginFailures  prometheus.Counter
+	loginThrottled prometheus.Counter
+	fdReleased     prometheus.Counter
 }
 
 func newMetrics(s *supervisor) *metrics {
@@ -59,8 +65,44 @@ func newMetrics(s *supervisor) *metrics {
 		Help: "1 while backends Nomad lists are not all in use (the shared region is full: shm_cells; retried, see /status), else 0."})
 	m.discErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_discovery_errors_total",
 		Help: "Attempts to apply discovered backends that could not apply them all (the shared region was full)."})
+	m.hostRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_admin_host_rejected_total",
+		Help: "Admin requests answered 421: their Host was neither the admin address nor in admin_hosts (DNS rebinding)."})
+	m.loginFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_admin_login_failures_total",
+		Help: "Admin requests that presented a wrong token (bearer header or the status page's login form)."})
+	m.loginThrottled = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_admin_login_throttled_total",
+		Help: "Admin requests answered 429: their address had failed too many logins (10 a minute)."})
+	m.fdReleased = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_fd_reserve_released_total",
+		Help: "Times the supervisor ran out of file descriptors starting a worker and released its reserve to start it."})
+	adminConns := func(f func(*adminguard.Conns) float64) func() float64 {
+		return func() float64 {
+			if c := s.adminConns.Load(); c != nil {
+				return f(c)
+			}
+			return 0
+		}
+	}
 	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
-		m.discPending, m.discErrors, &shmCollector{s: s})
+		m.discPending, m.discErrors, m.hostRejected, m.loginFailures, m.loginThrottled, m.fdReleased, &shmCollector{s: s},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_admin_conns",
+			Help: "Open admin connections."}, adminConns(func(c *adminguard.Conns) float64 { return float64(c.Open()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_admin_conns_max",
+			Help: "The admin connection cap: admin_max_conns, or half the file descriptors free at start when that is less."},
+			adminConns(func(c *adminguard.Conns) float64 { return float64(c.Max()) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sluice_admin_conns_evicted_total",
+			Help: "Idle admin connections closed to make room for a new one at the cap."},
+			adminConns(func(c *adminguard.Conns) float64 { return float64(c.Evicted()) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sluice_admin_conns_refused_total",
+			Help: "Admin connections answered 503 at the cap, none being idle."},
+			adminConns(func(c *adminguard.Conns) float64 { return float64(c.Refused()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_fd_reserve",
+			Help: "File descriptors the supervisor holds in reserve for starting workers (16 when full)."},
+			func() float64 {
+				if s.fds == nil {
+					return 0
+				}
+				return float64(s.fds.held())
+			}),
+	)
 	m.region, m.s = s.region, s
 	return m
 }

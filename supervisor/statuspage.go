@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -67,46 +66,53 @@ const uiSession = 12 * time.Hour
 // maxLoginBody bounds a login form: a token, and some room.
 const maxLoginBody = 4 << 10
 
-// pageAuth checks the status page's requests against the admin token.
-type pageAuth struct {
-	token string   // "" when the admin listener has none: everything is open
-	want  [32]byte // the token's hash, compared in constant time as requireToken does
-}
-
-// tokenOK reports whether got is the token (constant time).
-func (a *pageAuth) tokenOK(got string) bool {
-	have := sha256.Sum256([]byte(strings.TrimSpace(got)))
-	return subtle.ConstantTimeCompare(have[:], a.want[:]) == 1
-}
-
 // allowed reports whether r may see the page: no token is set, or r
-// carries it as a bearer header, or a session cookie from a login.
-func (a *pageAuth) allowed(r *http.Request) bool {
+// carries it as a bearer header, or a session cookie from a login; and
+// whether r guessed wrong (a wrong bearer token: a failed login. A cookie
+// that does not open the page is no guess — its MAC cannot be guessed —
+// and is not counted, so that a page left polling after the token
+// changed does not throttle its user's next login).
+func (a *adminAuth) allowed(r *http.Request) (ok, guessed bool) {
 	if a.token == "" {
-		return true
+		return true, false
 	}
-	if scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return a.tokenOK(got)
+	if scheme, _, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		ok = a.bearerOK(r.Header.Get("Authorization"))
+		return ok, !ok
 	}
 	c, err := r.Cookie(uiCookie)
-	return err == nil && a.sessionOK(c.Value, time.Now())
+	return err == nil && a.sessionOK(c.Value, time.Now()), false
+}
+
+// admitPage is allowed for a route of the page, with the throttle of
+// failed logins (429 written when it refuses); it reports whether r may
+// see the page.
+func (a *adminAuth) admitPage(w http.ResponseWriter, r *http.Request) (ok, answered bool) {
+	if !a.admit(w, r) {
+		return false, true
+	}
+	ok, guessed := a.allowed(r)
+	if guessed {
+		a.failed(r)
+	}
+	return ok, false
 }
 
 // sessionMAC is the HMAC, keyed by the token, of a session expiring at exp.
-func (a *pageAuth) sessionMAC(exp int64) []byte {
+func (a *adminAuth) sessionMAC(exp int64) []byte {
 	mac := hmac.New(sha256.New, []byte(a.token))
 	fmt.Fprintf(mac, "sluice status page session until %d", exp)
 	return mac.Sum(nil)
 }
 
 // session is the cookie value of a session that ends at exp (Unix seconds).
-func (a *pageAuth) session(exp int64) string {
+func (a *adminAuth) session(exp int64) string {
 	return strconv.FormatInt(exp, 10) + "." + hex.EncodeToString(a.sessionMAC(exp))
 }
 
 // sessionOK reports whether v is a session cookie value, made with this
 // token, that has not expired at now.
-func (a *pageAuth) sessionOK(v string, now time.Time) bool {
+func (a *adminAuth) sessionOK(v string, now time.Time) bool {
 	expText, macText, ok := strings.Cut(v, ".")
 	if !ok {
 		return false
@@ -121,21 +127,30 @@ func (a *pageAuth) sessionOK(v string, now time.Time) bool {
 
 // routeStatusPage adds the status page's routes to the admin mux: GET /ui
 // (the page), GET /status/live (its JSON), GET / (to /ui), and with a
-// token POST /ui/login and GET /ui/logout.
-func (s *supervisor) routeStatusPage(mux *http.ServeMux, token string) {
-	a := &pageAuth{token: token, want: sha256.Sum256([]byte(token))}
+// token POST /ui/login and GET /ui/logout. A wrong token, in a bearer
+// header or the login form, is a failed login (see adminAuth.admit).
+func (s *supervisor) routeStatusPage(mux *http.ServeMux, a *adminAuth) {
+	token := a.token
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui", http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
-		if !a.allowed(r) {
+		ok, answered := a.admitPage(w, r)
+		if answered {
+			return
+		}
+		if !ok {
 			loginPage(w, http.StatusUnauthorized, "")
 			return
 		}
 		s.servePage(w, token != "")
 	})
 	mux.HandleFunc("GET /status/live", func(w http.ResponseWriter, r *http.Request) {
-		if !a.allowed(r) {
+		ok, answered := a.admitPage(w, r)
+		if answered {
+			return
+		}
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice admin"`)
 			http.Error(w, "401 unauthorized: this admin route needs the bearer token admin_token_env names, or the status page's login", http.StatusUnauthorized)
 			return
@@ -150,8 +165,12 @@ func (s *supervisor) routeStatusPage(mux *http.ServeMux, token string) {
 	// The one route of the admin listener that is not a GET: a token goes
 	// in a form's body, never in a URL (logs, history, Referer).
 	mux.HandleFunc("POST /ui/login", func(w http.ResponseWriter, r *http.Request) {
+		if !a.admit(w, r) {
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
 		if err := r.ParseForm(); err != nil || !a.tokenOK(r.PostForm.Get("token")) {
+			a.failed(r)
 			loginPage(w, http.StatusUnauthorized, "That is not the admin token.")
 			return
 		}

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,9 +8,7 @@ import (
 	"time"
 )
 
-func newPageAuth(token string) *pageAuth {
-	return &pageAuth{token: token, want: sha256.Sum256([]byte(token))}
-}
+func newPageAuth(token string) *adminAuth { return newAdminAuth(token, nil) }
 
 // A session cookie opens the page until its expiry, and only under the
 // token that made it; an edited expiry or MAC, or garbage, opens nothing.
@@ -25,7 +22,7 @@ func TestPageSession(t *testing.T) {
 	}
 	for _, c := range []struct {
 		what  string
-		auth  *pageAuth
+		auth  *adminAuth
 		value string
 		at    time.Time
 		ok    bool
@@ -60,26 +57,26 @@ func TestPageAllowed(t *testing.T) {
 		}
 		return r
 	}
-	if !newPageAuth("").allowed(req("", "")) {
+	if ok, _ := newPageAuth("").allowed(req("", "")); !ok {
 		t.Error("without a token the page is open")
 	}
 	a := newPageAuth("tok")
 	good := a.session(time.Now().Add(time.Hour).Unix())
 	for _, c := range []struct {
 		auth, cookie string
-		ok           bool
+		ok, guessed  bool // guessed: a failed login, counted by the throttle
 	}{
-		{"", "", false},
-		{"Bearer tok", "", true},
-		{"bearer tok", "", true},
-		{"Bearer nope", "", false},
-		{"Basic tok", "", false},
-		{"", good, true},
-		{"Bearer nope", good, false},
-		{"", "1." + strings.Repeat("0", 64), false},
+		{"", "", false, false},
+		{"Bearer tok", "", true, false},
+		{"bearer tok", "", true, false},
+		{"Bearer nope", "", false, true},
+		{"Basic tok", "", false, false},
+		{"", good, true, false},
+		{"Bearer nope", good, false, true},
+		{"", "1." + strings.Repeat("0", 64), false, false},
 	} {
-		if got := a.allowed(req(c.auth, c.cookie)); got != c.ok {
-			t.Errorf("Authorization %q, cookie %q: allowed %v, want %v", c.auth, c.cookie, got, c.ok)
+		if ok, guessed := a.allowed(req(c.auth, c.cookie)); ok != c.ok || guessed != c.guessed {
+			t.Errorf("Authorization %q, cookie %q: allowed %v guessed %v, want %v %v", c.auth, c.cookie, ok, guessed, c.ok, c.guessed)
 		}
 	}
 }

@@ -8,18 +8,13 @@ package supervisor
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,7 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
 	"github.com/sluice-gw/sluice/shm"
-	"github.com/sluice-gw/sluice/supervisor/probe"
+	"github.com/sluice-gw/sluice/supervisor/adminguard"
 )
 
 // Options is what the supervisor runs.
@@ -112,6 +107,9 @@ type supervisor struct {
 
 	socketsOnce sync.Once
 	sockets     []*os.File
+
+	fds        *fdReserve                       // descriptors kept for a worker's start
+	adminConns atomic.Pointer[adminguard.Conns] // the admin listener's cap, for /metrics
 }
 
 // Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or
@@ -183,7 +181,10 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}()
 
-	admin, adminAddr, err := s.startAdmin(cfg.Admin, cfg.AdminToken())
+	// The reserve is taken before the admin listener sizes its cap on
+	// what is left.
+	s.fds = newFDReserve(fdReserveSize)
+	admin, adminAddr, err := s.startAdmin(cfg)
 	if err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ func (s *supervisor) runSlot(sl *slot) {
 	backoff := minBackoff
 	for !s.stopping.Load() {
 		began := time.Now()
-		cmd, err := s.spawn(sl)
+		cmd, err := s.spawnReserved(sl)
 		if err != nil {
 			s.log.Error("worker failed to start", "slot", sl.n, "err", err, "retry_in", backoff.String())
 		} else {
@@ -320,6 +321,25 @@ func (s *supervisor) runSlot(sl *slot) {
 		}
 		backoff = min(backoff*2, maxBackoff)
 	}
+}
+
+// spawnReserved is spawn, with the descriptor reserve given back for a
+// second try when the first fails for want of descriptors.
+func (s *supervisor) spawnReserved(sl *slot) (*exec.Cmd, error) {
+	if s.fds == nil {
+		return s.spawn(sl)
+	}
+	var cmd *exec.Cmd
+	released, err := s.fds.run(func() (err error) {
+		cmd, err = s.spawn(sl)
+		return err
+	})
+	if released {
+		s.metrics.fdReleased.Inc()
+		s.log.Warn("out of file descriptors: released the reserve to start a worker", "slot", sl.n,
+			"reserve", fdReserveSize, "started", err == nil, "reserve_refilled", s.fds.held())
+	}
+	return cmd, err
 }
 
 // spawn starts the worker of slot sl and hands it its socket and config.
@@ -473,77 +493,4 @@ func checkUsageLog(dest string) error {
 		return fmt.Errorf("usage_log: %w", err)
 	}
 	return f.Close()
-}
-
-// startAdmin serves /healthz (the supervisor is alive) and /readyz (every
-// worker slot has a worker accepting connections) on the admin address,
-// and /metrics and /status behind token when it is set (admin_token_env).
-// The probes stay open: Nomad's and systemd's checks send no header, and
-// they tell nothing but liveness and readiness.
-func (s *supervisor) startAdmin(addr, token string) (*http.Server, string, error) {
-	ln, err := s.o.Handover.Listen(addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("admin listener: %w", err)
-	}
-	// The probes: plain ones on fresh connections are answered before
-	// net/http (docs/accept-path.md), the mux answers the rest the same.
-	probes := map[string]probe.Answer{
-		"/healthz": func() (int, string) { return http.StatusOK, "ok\n" },
-		"/readyz":  s.readiness,
-	}
-	mux := http.NewServeMux()
-	for path, answer := range probes {
-		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
-			status, body := answer()
-			if status != http.StatusOK {
-				w.WriteHeader(status)
-			}
-			w.Write([]byte(body)) //nolint:errcheck
-		})
-	}
-	mux.Handle("GET /metrics", requireToken(token, s.metrics.handler()))
-	mux.Handle("GET /status", requireToken(token, http.HandlerFunc(s.status)))
-	s.routeStatusPage(mux, token)
-	const headerTimeout = 5 * time.Second
-	fast := probe.Wrap(ln, probes, headerTimeout)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
-	go srv.Serve(fast) //nolint:errcheck // ends with Close
-	return srv, ln.Addr().String(), nil
-}
-
-// readiness is /readyz's answer: 200 when every worker slot has a worker
-// accepting connections and the supervisor is not stopping, 503 otherwise.
-func (s *supervisor) readiness() (status int, body string) {
-	ready := 0
-	for _, sl := range s.slots {
-		if sl.ready.Load() {
-			ready++
-		}
-	}
-	status = http.StatusOK
-	if s.stopping.Load() || ready < len(s.slots) {
-		status = http.StatusServiceUnavailable
-	}
-	return status, "workers ready: " + strconv.Itoa(ready) + "/" + strconv.Itoa(len(s.slots)) + "\n"
-}
-
-// requireToken serves h only to requests carrying "Authorization: Bearer
-// token" (401 otherwise); with an empty token, to every request. The
-// comparison takes the same time whatever the guess: both sides are
-// hashed to equal length, then compared in constant time.
-func requireToken(token string, h http.Handler) http.Handler {
-	if token == "" {
-		return h
-	}
-	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		have := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(have[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice admin"`)
-			http.Error(w, "401 unauthorized: this admin route needs the bearer token admin_token_env names", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
