@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,11 +13,17 @@ import (
 // header auth (none when empty); it returns the status.
 func adminGet(t *testing.T, g *gateway, path, auth string) (int, http.Header) {
 	t.Helper()
+	return adminGetWith(t, http.DefaultClient, g, path, auth)
+}
+
+// adminGetWith is adminGet with client.
+func adminGetWith(t *testing.T, client *http.Client, g *gateway, path, auth string) (int, http.Header) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, g.AdminURL+path, nil)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
@@ -27,7 +34,9 @@ func adminGet(t *testing.T, g *gateway, path, auth string) (int, http.Header) {
 // With admin_token_env, /metrics and /status answer only with the bearer
 // token (401 without it, with a wrong one, a prefix of it or another
 // scheme); /healthz and /readyz stay open for probes; `sluice reload`
-// reads /status with the token from the same variable.
+// reads /status with the token from the same variable. Each path's wrong
+// tokens come from an address of their own: ten failures a minute from
+// one address are all the admin listener answers (TestAdminLoginThrottle).
 func TestAdminToken(t *testing.T) {
 	const token = "admin-token-0123456789abcdef"
 	t.Setenv("SLUICE_TEST_ADMIN_TOKEN", token)
@@ -35,16 +44,17 @@ func TestAdminToken(t *testing.T) {
 	g, _, _ := controllableGateway(t, func(extra string) string {
 		return baseConfig(be.URL(), "off", extra+"\nadmin_token_env: SLUICE_TEST_ADMIN_TOKEN")
 	})
-	for _, path := range []string{"/metrics", "/status"} {
+	for i, path := range []string{"/metrics", "/status"} {
+		client := clientFrom(fmt.Sprintf("127.0.0.%d", 2+i))
 		for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + token[:len(token)-1],
 			"Bearer " + token + "x", "Basic " + token, token} {
-			code, hdr := adminGet(t, g, path, auth)
+			code, hdr := adminGetWith(t, client, g, path, auth)
 			if code != http.StatusUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("GET %s with Authorization %q: %d %v; want 401 with WWW-Authenticate", path, auth, code, hdr)
 			}
 		}
 		for _, auth := range []string{"Bearer " + token, "bearer " + token} {
-			if code, _ := adminGet(t, g, path, auth); code != http.StatusOK {
+			if code, _ := adminGetWith(t, client, g, path, auth); code != http.StatusOK {
 				t.Errorf("GET %s with the token (%q): %d", path, auth, code)
 			}
 		}

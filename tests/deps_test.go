@@ -9,7 +9,8 @@ import (
 // The dependency direction the design keeps: config and shm import nothing
 // of sluice's (the region knows names and offsets only; package cells
 // joins the two); the worker never imports the supervisor (a worker owns
-// nothing that must outlive it); the supervisor never imports the worker.
+// nothing that must outlive it); the supervisor never imports the worker;
+// supervisor/adminguard imports nothing of sluice's.
 func TestDependencyDirection(t *testing.T) {
 	const mod = "github.com/sluice-gw/sluice/"
 	forbidden := map[string][]string{
@@ -17,6 +18,8 @@ func TestDependencyDirection(t *testing.T) {
 		"shm":        {mod},
 		"worker":     {mod + "supervisor"},
 		"supervisor": {mod + "worker"},
+		// The admin listener's guards know the standard library only.
+		"supervisor/adminguard": {mod},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", "../"+pkg).Output()

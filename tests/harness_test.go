@@ -128,6 +128,14 @@ type gateway struct {
 // every worker is ready, and stops it (and its workers) when the test ends.
 func startGateway(t *testing.T, cfg string) *gateway {
 	t.Helper()
+	return startGatewayNofile(t, cfg, 0)
+}
+
+// startGatewayNofile is startGateway with RLIMIT_NOFILE set to nofile,
+// soft and hard (so the Go runtime cannot raise it), for the supervisor
+// and its workers; 0 leaves the limit as it is.
+func startGatewayNofile(t *testing.T, cfg string, nofile int) *gateway {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -135,6 +143,10 @@ func startGateway(t *testing.T, cfg string) *gateway {
 	}
 	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), Config: path}
 	g.cmd = exec.Command(sluiceBin, "serve", "-c", path)
+	if nofile > 0 {
+		// The shell execs the binary: the supervisor keeps its pid.
+		g.cmd = exec.Command("sh", "-c", `ulimit -n `+strconv.Itoa(nofile)+` && exec "$0" "$@"`, sluiceBin, "serve", "-c", path)
+	}
 	g.cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY="+backendKey)
 	g.cmd.Stderr = g.stderr
 	g.cmd.Stdout = os.Stdout
