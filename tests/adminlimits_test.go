@@ -446,15 +446,25 @@ func TestWorkerRespawnsUnderLowNofile(t *testing.T) {
 	if soft, hard := openFilesLimit(t, g.cmd.Process.Pid); soft != nofile || hard != nofile {
 		t.Fatalf("the supervisor's RLIMIT_NOFILE is %d/%d, want %d", soft, hard, nofile)
 	}
-	lowered := g.awaitLog("admin_max_conns lowered to half the free file descriptors")
-	if eff, _ := lowered["effective"].(float64); eff < 1 || eff >= nofile/2 {
-		t.Errorf("admin connection cap lowered to %v under nofile %d", lowered["effective"], nofile)
-	}
 
-	for i := 0; i < idleConns; i++ {
+	// Each is answered (the oldest idle giving way at the cap); where one
+	// is not (011fb07: the listener out of descriptors, the connection
+	// left in its backlog), the rest are not tried, and the test goes on
+	// to the restart, and fails at the end.
+	unanswered := ""
+	for i := 0; i < idleConns && unanswered == ""; i++ {
 		c := dialAdmin(t, g)
-		if res, body := keepAliveGet(t, c, bufio.NewReader(c), g.adminAddr(), "/status"); res.StatusCode != http.StatusOK {
-			t.Fatalf("admin connection %d: %s %s", i, res.Status, body)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /status HTTP/1.1\r\nHost: %s\r\n\r\n", g.adminAddr())
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		switch {
+		case err != nil:
+			unanswered = fmt.Sprintf("admin connection %d: %v", i, err)
+		case res.StatusCode != http.StatusOK:
+			unanswered = fmt.Sprintf("admin connection %d: %s", i, res.Status)
+		default:
+			io.Copy(io.Discard, res.Body)
+			c.SetDeadline(time.Time{})
 		}
 	}
 
@@ -480,6 +490,15 @@ func TestWorkerRespawnsUnderLowNofile(t *testing.T) {
 		}
 		return false
 	})
+	if unanswered != "" {
+		t.Errorf("not every admin connection was answered: %s", unanswered)
+	}
+	// Logged before "sluice starting", which startGateway awaited.
+	if lowered := g.findLog("admin_max_conns lowered to half the free file descriptors", 0); lowered == nil {
+		t.Error("the admin connection cap was not lowered (nor logged) under the low descriptor limit")
+	} else if eff, _ := lowered["effective"].(float64); eff < 1 || eff >= nofile/2 {
+		t.Errorf("admin connection cap lowered to %v under nofile %d", lowered["effective"], nofile)
+	}
 	if strings.Contains(g.stderr.String(), "too many open files") {
 		t.Errorf("the gateway ran out of file descriptors:\n%s", g.stderr.String())
 	}
