@@ -32,7 +32,6 @@ func TestAcceptPathReadyz(t *testing.T) {
 		t.Skip("bench/accept-path.sh's readyz mode; SLUICE_ACCEPTPATH_ADDR_FILE unset")
 	}
 	s := &supervisor{slots: []*slot{{}}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	s.metrics = newMetrics(s)
 	s.slots[0].ready.Store(true)
 	srv, addr, err := s.startAdmin(adminTestConfig())
 	if err != nil {

@@ -1,7 +1,6 @@
 package adminguard
 
 import (
-	"container/list"
 	"io"
 	"net"
 	"net/http"
@@ -33,8 +32,8 @@ type Conns struct {
 	probe func(head []byte) []byte
 
 	mu   sync.Mutex
-	open map[*conn]struct{}
-	idle list.List // of *conn, idle longest first
+	open int
+	idle idleList // idle longest first
 
 	evicted, refused atomic.Int64
 	refusing         chan struct{} // bounds the refusals being written
@@ -52,8 +51,7 @@ const refuseTimeout = time.Second
 // when not nil, answers the head of a connection refused at the cap (nil
 // when it is not a probe's).
 func NewConns(ln net.Listener, max int, probe func(head []byte) []byte) *Conns {
-	return &Conns{Listener: ln, max: max1(max), probe: probe, open: map[*conn]struct{}{},
-		refusing: make(chan struct{}, maxRefusing)}
+	return &Conns{Listener: ln, max: max1(max), probe: probe, refusing: make(chan struct{}, maxRefusing)}
 }
 
 // Max is the cap.
@@ -63,7 +61,7 @@ func (l *Conns) Max() int { return l.max }
 func (l *Conns) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.open)
+	return l.open
 }
 
 // Evicted counts the idle connections closed to make room at the cap.
@@ -99,16 +97,15 @@ func (l *Conns) Accept() (net.Conn, error) {
 func (l *Conns) admit(c net.Conn) (tc, victim *conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.open) >= l.max {
-		front := l.idle.Front()
-		if front == nil {
+	if l.open >= l.max {
+		victim = l.idle.head
+		if victim == nil {
 			return nil, nil
 		}
-		victim = front.Value.(*conn)
 		l.forgetLocked(victim)
 	}
-	tc = &conn{Conn: c, l: l}
-	l.open[tc] = struct{}{}
+	tc = &conn{Conn: c, l: l, tracked: true}
+	l.open++
 	l.idleLocked(tc) // nothing read yet
 	return tc, victim
 }
@@ -163,7 +160,7 @@ func (l *Conns) ConnState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateIdle:
 		l.mu.Lock()
-		if _, ok := l.open[tc]; ok {
+		if tc.tracked {
 			l.idleLocked(tc)
 		}
 		l.mu.Unlock()
@@ -189,29 +186,73 @@ func unwrap(c net.Conn) *conn {
 }
 
 func (l *Conns) idleLocked(c *conn) {
-	if c.idleAt == nil {
-		c.idleAt = l.idle.PushBack(c)
+	if !c.idle.Load() {
+		l.idle.pushBack(c)
 		c.idle.Store(true)
 	}
 }
 
-func (l *Conns) forgetLocked(c *conn) {
-	if c.idleAt != nil {
-		l.idle.Remove(c.idleAt)
-		c.idleAt = nil
+func (l *Conns) busyLocked(c *conn) {
+	if c.idle.Load() {
+		l.idle.remove(c)
 		c.idle.Store(false)
 	}
-	delete(l.open, c)
+}
+
+func (l *Conns) forgetLocked(c *conn) {
+	if c.tracked {
+		l.busyLocked(c)
+		c.tracked = false
+		l.open--
+	}
+}
+
+// idleList is a doubly linked list threaded through the connections
+// themselves: no allocation per connection (the probes' accept path is
+// counted in instructions, docs/accept-path.md).
+type idleList struct{ head, tail *conn }
+
+func (q *idleList) pushBack(c *conn) {
+	c.prev, c.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+}
+
+func (q *idleList) remove(c *conn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
+}
+
+func (q *idleList) len() int {
+	n := 0
+	for c := q.head; c != nil; c = c.next {
+		n++
+	}
+	return n
 }
 
 // conn is an admitted connection: it stops being idle when it reads a
 // byte, and leaves the count when closed.
 type conn struct {
 	net.Conn
-	l      *Conns
-	idle   atomic.Bool   // idleAt != nil, read without the lock
-	idleAt *list.Element // in l.idle; guarded by l.mu
-	once   sync.Once
+	l          *Conns
+	idle       atomic.Bool // in l.idle; written under l.mu, read without it
+	tracked    bool        // counted in l.open; guarded by l.mu
+	prev, next *conn       // l.idle's links; guarded by l.mu
+	once       sync.Once
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -225,11 +266,7 @@ func (c *conn) Read(p []byte) (int, error) {
 // busy takes c off the idle list: it is in a request.
 func (c *conn) busy() {
 	c.l.mu.Lock()
-	if c.idleAt != nil {
-		c.l.idle.Remove(c.idleAt)
-		c.idleAt = nil
-		c.idle.Store(false)
-	}
+	c.l.busyLocked(c)
 	c.l.mu.Unlock()
 }
 

@@ -67,7 +67,7 @@ func awaitFor(t *testing.T, what string, cond func() bool) {
 func (l *Conns) idleCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.idle.Len()
+	return l.idle.len()
 }
 
 // closed reports whether the server closed c (a read ends without data).
