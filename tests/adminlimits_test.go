@@ -93,6 +93,18 @@ func clientFrom(ip string) *http.Client {
 // header auth when not empty.
 func scrapeAdmin(t *testing.T, g *gateway, auth string) map[string]*dto.MetricFamily {
 	t.Helper()
+	fams, status := tryScrapeAdmin(t, g, auth)
+	if fams == nil {
+		t.Fatalf("scrape /metrics: %s", status)
+	}
+	return fams
+}
+
+// tryScrapeAdmin scrapes the admin /metrics and parses it; on an answer
+// other than 200 it returns nil and the status (the admin listener at its
+// cap answers 503).
+func tryScrapeAdmin(t *testing.T, g *gateway, auth string) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, g.AdminURL+"/metrics", nil)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -103,14 +115,14 @@ func scrapeAdmin(t *testing.T, g *gateway, auth string) map[string]*dto.MetricFa
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		t.Fatalf("scrape /metrics: %s", res.Status)
+		return nil, res.Status
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(res.Body)
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
-	return fams
+	return fams, res.Status
 }
 
 // value is the value of the unlabelled series name in fams (-1 when absent).
@@ -171,7 +183,7 @@ func TestAdminIdleConnsEvicted(t *testing.T) {
 // gets its answer; a head left unfinished is closed after
 // admin_timeouts.read_header, a keep-alive connection after idle.
 func TestAdminConnCapAndTimeouts(t *testing.T) {
-	const readHeader, idle = time.Second, 2 * time.Second
+	const readHeader, idle = 6 * time.Second, 2 * time.Second
 	g, _ := newGateway(t, fakevllm.Options{Tokens: 1}, fmt.Sprintf(
 		"admin_max_conns: 4\nadmin_timeouts: {read_header: %s, read: 10s, write: 10s, idle: %s}", readHeader, idle))
 
@@ -223,18 +235,25 @@ func TestAdminConnCapAndTimeouts(t *testing.T) {
 	for _, c := range fillers {
 		c.Close()
 	}
-	await(t, "the fillers gone", func() bool { return value(scrapeAdmin(t, g, ""), "sluice_admin_conns") == 1 }) // the scrape's own
+	// Until the listener sees the fillers' ends it is still at its cap and
+	// answers the scrape 503.
+	await(t, "the fillers gone", func() bool {
+		fams, _ := tryScrapeAdmin(t, g, "")
+		return fams != nil && value(fams, "sluice_admin_conns") == 1 // the scrape's own
+	})
 
-	// read_header: an unfinished head is closed after it (1s here, not
-	// 011fb07's fixed 5s), measured from before the dial.
+	// read_header: an unfinished head is closed after it — not before (here
+	// it is longer than 011fb07's fixed 5s), and not never. Measured from
+	// before the dial, so load can only lengthen it: no upper bound but the
+	// test's deadline.
 	began := time.Now()
 	slow := dialAdmin(t, g)
 	io.WriteString(slow, "GET /status HTTP/1.1\r\nHost: x\r\nX-Slow: a")
 	if !serverClosed(slow, deadline) {
 		t.Fatal("an unfinished head is still open")
 	}
-	if took := time.Since(began); took < readHeader || took > readHeader+3500*time.Millisecond {
-		t.Errorf("an unfinished head was closed after %v, want read_header (%v)", took, readHeader)
+	if took := time.Since(began); took < readHeader {
+		t.Errorf("an unfinished head was closed after %v, before admin_timeouts.read_header (%v)", took, readHeader)
 	}
 
 	// idle: a keep-alive connection is closed after it.

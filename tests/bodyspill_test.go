@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,4 +114,69 @@ func TestSpillFallsBackToMemory(t *testing.T) {
 	if n := strings.Count(g.stderr.String(), "request body could not go to a temporary file"); n > 2 {
 		t.Fatalf("the failure was logged %d times for 4 requests, want once per worker", n)
 	}
+}
+
+// Chunked uploads (no Content-Length) count against body_memory and go to
+// a file past it, as bodies with a declared length do: each reaches the
+// backend intact, streamed or not, and 16 uploads held part way with
+// body_memory at 64 KiB leave all but a few in files. Before, chunked
+// bodies were read into memory whole, uncounted: the spilled count stayed
+// at 0 (issue: 16 queued 8 MiB uploads held 128 MiB, body_memory 8 MiB).
+func TestChunkedBodiesSpill(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	tmp := t.TempDir()
+	g := startGateway(t, limitedConfig(be.URL(), "off", 1, "max_concurrent: 1000",
+		"max_body: 4MiB\nbody_memory: 64KiB\nbody_temp_dir: "+tmp))
+	metric := func(name string) float64 { v, _ := g.metric(name, nil); return v }
+
+	const n = 3
+	for i := range n {
+		stream := i == 1
+		sent := chatBody("m", stream, fmt.Sprintf("%d %s", i, strings.Repeat("a chunked document ", 300<<10/19)))
+		// An io.MultiReader hides the length: the client sends it chunked.
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", io.MultiReader(bytes.NewReader(sent)))
+		req.Header.Set("Authorization", "Bearer "+keyLimited)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || (stream && !bytes.Contains(out, []byte("data: [DONE]"))) {
+			t.Fatalf("chunked request %d (stream %v): %d %.300s", i, stream, res.StatusCode, out)
+		}
+		if !stream && !receivedBody(be, asSent("limited", sent)) { // a stream's body gains stream_options
+			t.Fatalf("chunked request %d reached the backend without its exact body", i)
+		}
+	}
+	if got := metric("sluice_request_bodies_spilled_total"); got != n {
+		t.Fatalf("sluice_request_bodies_spilled_total = %v after %d chunked bodies over body_memory, want %d", got, n, n)
+	}
+	await(t, "the spilled bytes to be let go", func() bool { return metric("sluice_request_body_bytes_spilled") == 0 })
+
+	// Uploads held part way: 256 KiB of each sent, in chunks, the rest not.
+	const clients = 16
+	piece := strings.Repeat("y", 32<<10)
+	for range clients {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		var b strings.Builder
+		b.WriteString("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Authorization: Bearer " + keyLimited + "\r\nTransfer-Encoding: chunked\r\n\r\n")
+		first := `{"model":"m","messages":[{"role":"user","content":"`
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", len(first), first)
+		for range 8 {
+			fmt.Fprintf(&b, "%x\r\n%s\r\n", len(piece), piece)
+		}
+		if _, err := conn.Write([]byte(b.String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	await(t, "the held chunked uploads in files, all but a few", func() bool {
+		return metric("sluice_request_bodies_spilled_total") >= n+clients-2 &&
+			metric("sluice_request_body_bytes_spilled") >= float64((clients-2)*8*len(piece))
+	})
 }

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -36,8 +35,9 @@ func errIncompleteBody() *apiError {
 // byte is read until the returned hold is released. A body with a declared
 // length goes into a pooled buffer, or, when it would take the worker's
 // bodies in memory past body_memory, into a temporary file (bodyfile.go)
-// whose mapping is the returned slice; bodies hertz read whole with the
-// headers, and chunked ones, stay in memory.
+// whose mapping is the returned slice; a chunked body grows in memory and
+// moves to a file once it would pass body_memory (readChunked); bodies
+// hertz read whole with the headers stay in memory.
 func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold, *apiError) {
 	declared := int64(c.Request.Header.ContentLength())
 	if declared > max {
@@ -65,19 +65,84 @@ func (g *gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 		}
 		return body, h, nil
 	}
-	// Chunked: grow as it arrives, never past max+1, in reads of at most
-	// chunkedRead bytes (hertz waits for a read's whole length, or the
-	// rest of the chunk: a larger read would let client_body_timeout cut a
-	// slow upload that keeps sending).
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(smallReads{r}, max+1))
-	if err != nil {
-		return nil, nil, bodyReadFailed(err)
+	return g.readChunked(smallReads{r}, max)
+}
+
+// readChunked reads a chunked body of at most max bytes from r. It grows
+// in memory as the bytes arrive, each growth counted against body_memory
+// before it is made (commit); once a growth would take the worker's bodies
+// in memory past body_memory, what has arrived and the rest go to a
+// temporary file instead, as a body with a declared length would from its
+// start. Chunked uploads were held in memory whole, uncounted: 16 queued
+// uploads of 8 MiB held 128 MiB with body_memory 8 MiB.
+func (g *gateway) readChunked(r io.Reader, max int64) ([]byte, *bodyHold, *apiError) {
+	h := g.holdBody(0)
+	size := min(int64(chunkedRead), max+1)
+	h.commit(size)
+	body, pooled := getBody(int(size))
+	h.grow(size, pooled)
+	got := int64(0)
+	for {
+		if got == int64(len(body)) { // full, more may come
+			if got > max {
+				h.release()
+				return nil, nil, errBodyTooLarge
+			}
+			next := min(2*size, max+1)
+			if dir := g.spillDir(next - h.committed); dir != "" {
+				if sh, sb, aerr, ok := g.spillChunked(dir, h, body, r, max); ok {
+					return sb, sh, aerr
+				}
+				// No temporary file could be made: the body stays in memory.
+			}
+			size = next
+			h.commit(size)
+			bigger, p := getBody(int(size))
+			copy(bigger, body)
+			putBody(h.pooled)
+			body = bigger
+			h.grow(size-h.n, p)
+		}
+		k, err := r.Read(body[got:])
+		got += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			h.release()
+			return nil, nil, bodyReadFailed(err)
+		}
 	}
-	if n > max {
+	if got > max {
+		h.release()
 		return nil, nil, errBodyTooLarge
 	}
-	return buf.Bytes(), g.holdBody(n), nil
+	return body[:got], h, nil
+}
+
+// spillChunked moves a chunked body, its first bytes read into memory
+// (head, in h's buffer), to a temporary file in dir and reads the rest of
+// it there. ok is false when no file could be made, before anything moved:
+// the body stays in h, in memory.
+func (g *gateway) spillChunked(dir string, h *bodyHold, head []byte, r io.Reader, max int64) (*bodyHold, []byte, *apiError, bool) {
+	s, err := newSpilledBody(dir, max)
+	if err != nil {
+		g.warnSpill(err, "kept in memory")
+		return nil, nil, nil, false
+	}
+	fh := g.holdBody(0)
+	fh.toFile(s)
+	err = s.fillChunked(head, r, max)
+	h.release() // the head is in the file, or the body has failed
+	if errors.Is(err, errSpillTooLarge) {
+		fh.release()
+		return nil, nil, errBodyTooLarge, true
+	}
+	body, aerr := g.settleSpill(fh, s, err)
+	if aerr != nil {
+		return nil, nil, aerr, true
+	}
+	return fh, body, nil, true
 }
 
 // chunkedRead is the most a chunked body's read asks for at once.
@@ -160,34 +225,51 @@ func (g *gateway) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *a
 		g.warnSpill(err, "kept in memory")
 		return nil, nil, nil
 	}
-	// The hold counts the file's blocks as they are allocated (a step ahead
-	// of the bytes received), not the length the client declared.
 	h := g.holdBody(0)
+	h.toFile(s)
+	body, aerr := g.settleSpill(h, s, s.fill(r, n))
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	return h, body, nil
+}
+
+// toFile makes h, holding nothing yet, the hold of the body file s: it
+// counts the file's blocks as they are allocated (a step ahead of the
+// bytes received), not the length the client declared.
+func (h *bodyHold) toFile(s *spilledBody) {
 	h.file = s
 	h.moveToSpilled()
 	h.addSpilled(s.allocated)
 	s.grew = h.addSpilled
-	switch err := s.fill(r, n); {
+}
+
+// settleSpill decides what a body file's fill error means for the body held
+// by h: nil, the mapped body; a read failure, the client's error; a
+// mapping failure, the body read back into memory from the whole file; any
+// other, 503 body_buffer_failed. On an error h is released.
+func (g *gateway) settleSpill(h *bodyHold, s *spilledBody, err error) ([]byte, *apiError) {
+	switch {
 	case err == nil:
-		return h, s.mem, nil
+		return s.mem, nil
 	case errors.Is(err, errSpillRead):
 		h.release()
-		return nil, nil, bodyReadFailed(err)
+		return nil, bodyReadFailed(err)
 	case errors.Is(err, errSpillMap):
 		// The body is whole in the file: read it into memory after all.
 		g.warnSpill(err, "read back into memory")
-		body, pooled := getBody(int(n))
+		body, pooled := getBody(int(s.size))
 		if rerr := s.readInto(body); rerr != nil {
 			putBody(pooled)
 			h.release()
-			return nil, nil, errBodyBuffer
+			return nil, errBodyBuffer
 		}
 		h.moveToMemory(pooled)
-		return h, body, nil
+		return body, nil
 	default:
 		g.warnSpill(err, "refused: 503 body_buffer_failed")
 		h.release()
-		return nil, nil, errBodyBuffer
+		return nil, errBodyBuffer
 	}
 }
 

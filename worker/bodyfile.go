@@ -47,6 +47,7 @@ type spilledBody struct {
 	mem       []byte   // the mapping: the body's bytes
 	dir       string
 	allocated int64       // bytes of the file whose blocks are allocated
+	size      int64       // the body's length, once filled
 	grew      func(int64) // told of each allocation, when set: the hold counts it
 }
 
@@ -107,6 +108,64 @@ func (s *spilledBody) fill(r io.Reader, n int64) error {
 			return fmt.Errorf("%w: %w", errSpillRead, rerr)
 		}
 	}
+	return s.mapBody(n)
+}
+
+// errSpillTooLarge is fillChunked's error when the body passes its cap.
+var errSpillTooLarge = errors.New("request body too large")
+
+// fillChunked writes head and then r until its end to the file, and maps
+// them, as fill does; a body (head and the rest) longer than max is
+// errSpillTooLarge. The blocks allocated past the body's end are given
+// back.
+func (s *spilledBody) fillChunked(head []byte, r io.Reader, max int64) error {
+	done := int64(len(head))
+	if done > max {
+		return errSpillTooLarge
+	}
+	if err := s.allocate(min(max, done+spillStep)); err != nil {
+		return err
+	}
+	if _, err := s.f.Write(head); err != nil {
+		return fmt.Errorf("writing the request body to a temporary file: %w", err)
+	}
+	bp := copyBufPool.Get().(*[]byte)
+	defer copyBufPool.Put(bp)
+	buf := *bp
+	for {
+		got, rerr := r.Read(buf)
+		if done+int64(got) > max {
+			return errSpillTooLarge
+		}
+		if err := s.allocate(min(max, done+int64(got)+spillStep)); err != nil {
+			return err
+		}
+		if _, err := s.f.Write(buf[:got]); err != nil {
+			return fmt.Errorf("writing the request body to a temporary file: %w", err)
+		}
+		done += int64(got)
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("%w: %w", errSpillRead, rerr)
+		}
+	}
+	if done == 0 { // nothing to map; cannot happen: a spill starts from a full buffer
+		return fmt.Errorf("%w: empty body", errSpillMap)
+	}
+	if s.allocated > done && s.f.Truncate(done) == nil {
+		if s.grew != nil {
+			s.grew(done - s.allocated)
+		}
+		s.allocated = done
+	}
+	return s.mapBody(done)
+}
+
+// mapBody maps the file's first n bytes, the body, read-only.
+func (s *spilledBody) mapBody(n int64) error {
+	s.size = n
 	// MAP_POPULATE: the pages are in the page cache, just written; map them
 	// all now rather than fault them in 64 KiB at a time during the scan.
 	mem, err := unix.Mmap(int(s.f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 
 	"golang.org/x/sys/unix"
 
@@ -173,4 +174,85 @@ func TestSpillCountsReturnToZero(t *testing.T) {
 		t.Fatalf("file too small: hold %v, error %v, %d of the body read; want nothing, and nothing read", h, aerr, len(body)-r.Len())
 	}
 	zero("after a file too small")
+}
+
+// A chunked body (no declared length) counts against body_memory as it
+// grows: past it, what has arrived and the rest go to a temporary file,
+// intact; within it the body stays in memory; over max it is refused on
+// either path; a body cut short is incomplete_body; and every count is back
+// at zero once each is released. Chunked bodies were held in memory whole,
+// uncounted by body_memory.
+func TestChunkedBodySpills(t *testing.T) {
+	g := spillGateway(t, t.TempDir())
+	zero := func(when string) {
+		t.Helper()
+		if g.bodyBytes.Total() != 0 || g.spilled.Total() != 0 || g.memBodies.Load() != 0 {
+			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+		}
+	}
+	body := make([]byte, 3<<20+12345)
+	for i := range body {
+		body[i] = byte(i * 7 / 13)
+	}
+	const max = 8 << 20
+
+	// Past body_memory (1 byte): spilled, intact, counted as spilled.
+	got, h, aerr := g.readChunked(&choppy{r: bytes.NewReader(body), n: 5000}, max)
+	if aerr != nil || !bytes.Equal(got, body) {
+		t.Fatalf("spilled chunked body: error %v, %d bytes, equal %v", aerr, len(got), bytes.Equal(got, body))
+	}
+	if h.file == nil || g.memBodies.Load() != 0 || g.spilled.Total() != int64(len(body)) || g.bodyBytes.Total() != int64(len(body)) {
+		t.Fatalf("while held: file %v, in memory %d, spilled %d, held %d; want a file holding all %d bytes",
+			h.file != nil, g.memBodies.Load(), g.spilled.Total(), g.bodyBytes.Total(), len(body))
+	}
+	if n := atomic.LoadInt64(g.spilled.Scalar(shm.SpilledBodiesScalar)); n != 1 {
+		t.Fatalf("spilled bodies counted %d, want 1", n)
+	}
+	h.release()
+	zero("after the spilled body")
+
+	// A body within the chunked reader's first buffer stays in memory.
+	got, h, aerr = g.readChunked(bytes.NewReader(body[:1000]), max)
+	if aerr != nil || !bytes.Equal(got, body[:1000]) || h.file != nil || g.memBodies.Load() == 0 {
+		t.Fatalf("small chunked body: error %v, file %v, in memory %d", aerr, h.file != nil, g.memBodies.Load())
+	}
+	h.release()
+	zero("after the small body")
+
+	// Over max, spilled: refused.
+	if _, _, aerr := g.readChunked(bytes.NewReader(body), 2<<20); aerr != errBodyTooLarge {
+		t.Fatalf("chunked body over max, spilling: %v, want request_too_large", aerr)
+	}
+	zero("after a spilled body over max")
+
+	// Within body_memory: kept in memory, whole; over max, refused there too.
+	g.bodyMemory.Store(64 << 20)
+	got, h, aerr = g.readChunked(&choppy{r: bytes.NewReader(body), n: 3000}, max)
+	if aerr != nil || !bytes.Equal(got, body) || h.file != nil || g.memBodies.Load() < int64(len(body)) {
+		t.Fatalf("chunked body within body_memory: error %v, file %v, in memory %d", aerr, h.file != nil, g.memBodies.Load())
+	}
+	h.release()
+	zero("after the body in memory")
+	if _, _, aerr := g.readChunked(bytes.NewReader(body), 1<<20); aerr != errBodyTooLarge {
+		t.Fatalf("chunked body over max, in memory: %v, want request_too_large", aerr)
+	}
+	// Exactly max is allowed.
+	if got, h, aerr = g.readChunked(bytes.NewReader(body[:1<<20]), 1<<20); aerr != nil || len(got) != 1<<20 {
+		t.Fatalf("chunked body of exactly max: %v, %d bytes", aerr, len(got))
+	}
+	h.release()
+	zero("after bodies in memory")
+
+	// Cut short (the connection fails mid-body), on either path.
+	cut := func() io.Reader {
+		return io.MultiReader(bytes.NewReader(body[:2<<20]), iotest.ErrReader(io.ErrUnexpectedEOF))
+	}
+	if _, _, aerr := g.readChunked(cut(), max); aerr == nil || aerr.code != "incomplete_body" {
+		t.Fatalf("chunked body cut in memory: %v, want incomplete_body", aerr)
+	}
+	g.bodyMemory.Store(1)
+	if _, _, aerr := g.readChunked(cut(), max); aerr == nil || aerr.code != "incomplete_body" {
+		t.Fatalf("spilled chunked body cut: %v, want incomplete_body", aerr)
+	}
+	zero("after bodies cut short")
 }
