@@ -182,7 +182,10 @@ func TestResponseReadBodyStream(t *testing.T) {
 	genBody := "abcdef4343"
 	s := "HTTP/1.1 200 OK\r\nContent-Type: aa\r\nContent-Length: 5\r\n\r\n"
 	testContinueReadResponseBodyStream(t, s, genBody, 10, 5, 0, 5)
-	testContinueReadResponseBodyStream(t, s, genBody, 1, 5, 0, 0)
+	// sluice's patch: a body over the limit is no longer read ahead, so
+	// the 5 bytes after it stay in the reader, as they do when the body is
+	// within the limit (upstream read them into the prefetch and lost them).
+	testContinueReadResponseBodyStream(t, s, genBody, 1, 5, 0, 5)
 
 	// big body (> 8193)
 	s1 := "HTTP/1.1 200 OK\r\nContent-Type: aa\r\nContent-Length: 9216\r\nContent-Type: foo/bar\r\n\r\n"

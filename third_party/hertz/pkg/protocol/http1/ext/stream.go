@@ -85,6 +85,17 @@ func ReadBodyWithStreaming(zr network.Reader, contentLength, maxBodySize int, ds
 	}
 	dst = dst[:0]
 
+	// sluice's patch: a declared length over the limit is refused from the
+	// head, before any of the body is read. Upstream reads ahead first
+	// (up to 8 KiB, or the limit), so a server's handler, which refuses
+	// such a request (413), ran only once that much of the body had
+	// arrived; a client waiting for the refusal before sending waited for
+	// ever. The caller treats this error as upstream's too-large case
+	// below: the body is streamed, here with nothing read ahead.
+	if maxBodySize > 0 && contentLength > maxBodySize {
+		return dst, errBodyTooLarge
+	}
+
 	if maxBodySize <= 0 {
 		maxBodySize = maxContentLengthInStream
 	}

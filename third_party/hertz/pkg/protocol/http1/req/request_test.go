@@ -1163,7 +1163,10 @@ func TestRequest_ContinueReadBodyStream(t *testing.T) {
 	genBody := "abcdef4343"
 	s := "PUT /foo/bar HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\nContent-Type: foo/bar\r\n\r\n"
 	testContinueReadBodyStream(t, s, genBody, 10, 5, 0, 5)
-	testContinueReadBodyStream(t, s, genBody, 1, 5, 0, 0)
+	// sluice's patch: a body over the limit is no longer read ahead, so
+	// the 5 bytes after it stay in the reader, as they do when the body is
+	// within the limit (upstream read them into the prefetch and lost them).
+	testContinueReadBodyStream(t, s, genBody, 1, 5, 0, 5)
 
 	// big body (> 8193)
 	s1 := "PUT /foo/bar HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9216\r\nContent-Type: foo/bar\r\n\r\n"
