@@ -29,6 +29,9 @@ test: vet
 	# v0.7.2 unpatched as well (TestOnConnect: twice in 2 x 25 runs here;
 	# TestDialerFdAlloc spins on IsActive), see third_party/README.md.
 	cd third_party/netpoll && $(GO) test -count=1 -timeout 5m -skip '^(TestOnConnect|TestDialerFdAlloc)$$' .
+	# The patched hertz (third_party/README.md), a module of its own too: the
+	# patched package, the readers that call it and the server.
+	cd third_party/hertz && $(GO) test -count=1 -timeout 5m ./pkg/protocol/http1/... ./pkg/app/server/...
 
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 FUZZTIME ?= 30s

@@ -91,3 +91,5 @@ require (
 )
 
 replace github.com/cloudwego/netpoll => ./third_party/netpoll
+
+replace github.com/cloudwego/hertz => ./third_party/hertz

@@ -102,8 +102,9 @@ func TestDeepNestingRefused(t *testing.T) {
 
 // rawUpload sends a POST head declaring length bytes of body, and the
 // first `send` bytes of it, on a connection of its own. (hertz reads the
-// first 8 KiB of a body, or all of a smaller one, with the head, before
-// the handler runs: that much is always read.)
+// first 8 KiB of a body within max_body, or all of a smaller one, with the
+// head, before the handler runs: that much is always read. Of one declared
+// over max_body it reads none: third_party/README.md.)
 func rawUpload(t *testing.T, g *gateway, key string, length int, send string) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))

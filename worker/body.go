@@ -28,7 +28,8 @@ func errIncompleteBody() *apiError {
 
 // readBody reads the request body, refusing one over max without reading
 // it: a declared Content-Length over the cap is refused before a byte of
-// the body is read, a chunked body as soon as it passes the cap
+// the body is read (hertz, patched, reads none of it ahead:
+// third_party/README.md), a chunked body as soon as it passes the cap
 // (errBodyTooLarge; the caller closes the connection, as for errBodyBuffer).
 //
 // The body is held — counted, and kept for retries — from before its first

@@ -1,0 +1,39 @@
+/*
+ * Copyright 2022 CloudWeGo Authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package client
+
+import (
+	"context"
+
+	"github.com/cloudwego/hertz/pkg/protocol"
+)
+
+// Endpoint represent one method for calling from remote.
+type Endpoint func(ctx context.Context, req *protocol.Request, resp *protocol.Response) (err error)
+
+// Middleware deal with input Endpoint and output Endpoint.
+type Middleware func(Endpoint) Endpoint
+
+// Chain connect middlewares into one middleware.
+func chain(mws ...Middleware) Middleware {
+	return func(next Endpoint) Endpoint {
+		for i := len(mws) - 1; i >= 0; i-- {
+			next = mws[i](next)
+		}
+		return next
+	}
+}

@@ -1,0 +1,45 @@
+/*
+ * Copyright 2022 CloudWeGo Authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package server
+
+import (
+	"github.com/cloudwego/hertz/pkg/app/server/registry"
+)
+
+var _ registry.Registry = (*MockRegistry)(nil)
+
+// MockRegistry is the mock implementation of registry.Registry interface.
+type MockRegistry struct {
+	RegisterFunc   func(info *registry.Info) error
+	DeregisterFunc func(info *registry.Info) error
+}
+
+// Register is the mock implementation of registry.Registry interface.
+func (m MockRegistry) Register(info *registry.Info) error {
+	if m.RegisterFunc != nil {
+		return m.RegisterFunc(info)
+	}
+	return nil
+}
+
+// Deregister is the mock implementation of registry.Registry interface.
+func (m MockRegistry) Deregister(info *registry.Info) error {
+	if m.DeregisterFunc != nil {
+		return m.DeregisterFunc(info)
+	}
+	return nil
+}
