@@ -112,49 +112,49 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 	}
 }
 
-// The load bound still spills a hot prefix. A backend draws requests of
-// other keys by its prefix only within the even share's bound (not full,
-// under ⌈1.25 × (in flight + 1) / backends⌉), even while it is nowhere near
+// The load bound still spills a hot prefix. A backend draws first turns
+// by its prefix only within the even share's bound (not full, under
+// ⌈1.25 × (in flight + 1) / backends⌉), even while it is nowhere near
 // busy: else one prefix that every request shares would pull them all onto
-// one backend. Past it, a request goes to its key's backend, which is then
-// recorded as holding the prefix too.
+// one backend — its keys' own first turns too. Past it, a first turn goes
+// to the less loaded of the first two others in its key's ranking, which is
+// then recorded as holding the prefix too.
 func TestCandidatesPrefixSpills(t *testing.T) {
 	m := prefixModel(t, 3)
 	region := m.queue.q.region
 	blocks := blocksOf(t, m, chat(strings.Repeat("hot prefix ", 500)))
 	hot := m.backends[1]
 	region.NotePrefix(hot.urlHash, blocks)
-	homeOf := map[uint64]*backendRoute{}
 	for key := uint64(1); key < 30; key++ { // whatever the key's ranking
-		homeOf[key] = m.candidates(key, true, nil, nil)[0]
 		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != hot {
 			t.Fatalf("key %d: %s first, not the backend holding its prefix", key, c.url)
 		}
 	}
 	// 1 in flight on hot, 1 model-wide: the share's bound is
-	// ceil(1.25 × 2 / 3) = 1, so hot draws no other key's request, but
-	// keeps its own (it is far from busy: 1 of 8).
+	// ceil(1.25 × 2 / 3) = 1, so hot draws no first turn: each goes to the
+	// first other backend in its key's ranking (both idle: a tie).
 	hot.cell.Add(0, 1)
-	for key := uint64(1); key < 30; key++ {
-		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != homeOf[key] {
-			t.Fatalf("key %d: %s first past the share's bound, want its own %s", key, c.url, homeOf[key].url)
+	firstOther := func(key uint64) *backendRoute {
+		for _, b := range m.candidates(key, true, nil, nil) {
+			if b != hot {
+				return b
+			}
 		}
+		return nil
 	}
-	// Busy (4 of 8) and past the bound: even its own keys spill.
-	hot.cell.Add(0, 3)
 	first := map[*backendRoute]bool{}
 	for key := uint64(1); key < 30; key++ {
 		c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)
-		if c[0] == hot || len(c) != 3 {
-			t.Fatalf("key %d: a busy backend past the bound kept its prefix", key)
+		if c[0] != firstOther(key) || len(c) != 3 {
+			t.Fatalf("key %d: %s first past the share's bound, want %s", key, c[0].url, firstOther(key).url)
 		}
 		first[c[0]] = true
 	}
 	if len(first) != 2 {
-		t.Fatalf("spilled keys went to %d backends: their ranking should spread them over the other 2", len(first))
+		t.Fatalf("spilled first turns went to %d backends: their ranking should spread them over the other 2", len(first))
 	}
 	// Once a second backend is recorded, it draws the prefix while the
-	// first is busy.
+	// first is past the bound.
 	region.NotePrefix(m.backends[2].urlHash, blocks)
 	for key := uint64(1); key < 30; key++ {
 		if c := m.candidates(key, true, &prefixQuery{blocks: blocks}, nil)[0]; c != m.backends[2] {
