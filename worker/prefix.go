@@ -85,6 +85,9 @@ func (g *gateway) notePrefix(x *exchange, b *backendRoute) {
 		if x.conv != 0 {
 			g.region.Remember(x.conv, storedValue(b.urlHash, 0))
 		}
+		if x.model != nil {
+			x.model.noteSent(b, len(*x.blocks))
+		}
 	}
 }
 

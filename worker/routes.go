@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,7 +84,23 @@ type modelRoute struct {
 	prefixSeed  uint64
 	prefixBlock int
 	prefixMax   int
+	// sent is, for each backend (same order), the prompt blocks this
+	// worker sent it, decayed by each request sent by 1/sentWindow: its
+	// share of the prompts of late, what its KV cache holds of the
+	// conversations it carries (a conversation resends its whole history
+	// each turn). A conversation that starts goes where it is least
+	// (placeByIndex). The requests each worker sends are a fair sample of
+	// all; it starts again at 0 with each route table.
+	sentMu sync.Mutex
+	sent   []float64
 }
+
+// sentWindow is about how many requests modelRoute.sent remembers. The
+// in-flight count of a moment says little of what a backend carries while
+// few requests overlap (at 8 in flight over 3 backends it is 0-5, whichever
+// conversations happen to be mid-turn); ~1,000 requests say it to a few
+// percent.
+const sentWindow = 1024
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
@@ -404,11 +421,11 @@ func (k *keyRoute) allows(model string) bool {
 //     the conversation went is what counts.
 //   - A first turn, or a later one whose backend is saturated, is placed
 //     afresh: among the backends within the even share's bound (not full,
-//     in flight under limit), those holding the longest run of its
-//     leading blocks — an app's system prompt, a RAG document, what a
-//     moving conversation left on a backend before —, and of those the
-//     less loaded of the first choices in the key's ranking (ties: the
-//     first). The bound is the even share, not "busy": a prefix every
+//     in flight under limit), those holding about the longest run of its
+//     leading blocks (matchSlack) — an app's system prompt, a RAG
+//     document, what a moving conversation left on a backend before —,
+//     and of those the less loaded of the first choices in the key's
+//     ranking (ties: the first). The bound is the even share, not "busy": a prefix every
 //     request shares would otherwise pull all of them onto the first
 //     backend it was sent to. The backend chosen is recorded as holding
 //     the prompt, so the conversation's next turn finds it there: a
@@ -452,33 +469,61 @@ func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, ful
 		q.matched = match[own]
 		return own
 	}
-	// Placed afresh: the first choices of the longest run within the bound.
-	var pick [choices]int
-	picked, top := 0, -1
+	// Placed afresh: of the backends within the bound that hold about the
+	// longest run (within matchSlack of it), the first choices in the
+	// ranking, and of those the one that carries least (m.sent).
+	top := -1
 	for k, i := range order {
-		if match[k] < 0 || full[i] || load[i] >= limit {
-			continue
-		}
-		switch {
-		case match[k] > top:
-			top, pick[0], picked = match[k], k, 1
-		case match[k] == top && picked < choices:
-			pick[picked] = k
-			picked++
+		if match[k] >= 0 && !full[i] && load[i] < limit {
+			top = max(top, match[k])
 		}
 	}
-	if picked == 0 { // none within the bound: the key's own choice
+	if top < 0 { // none within the bound: the key's own choice
 		q.matched = max(match[home], 0)
 		return home
 	}
-	first := pick[0]
-	for _, k := range pick[1:picked] {
-		if load[order[k]] < load[order[first]] {
+	var sents [16]float64
+	sent := sents[:]
+	if len(order) > len(sents) {
+		sent = make([]float64, len(order))
+	}
+	m.sentMu.Lock()
+	if len(m.sent) == len(order) {
+		copy(sent, m.sent)
+	} else {
+		clear(sent)
+	}
+	m.sentMu.Unlock()
+	first, picked := -1, 0
+	for k, i := range order {
+		if picked == choices {
+			break
+		}
+		if match[k] < 0 || full[i] || load[i] >= limit || match[k] < top-matchSlack(top) {
+			continue
+		}
+		if first < 0 || sent[i] < sent[order[first]] {
 			first = k
 		}
+		picked++
 	}
 	q.matched = match[first]
 	return first
+}
+
+// noteSent counts blocks prompt blocks sent to backend b in m.sent.
+func (m *modelRoute) noteSent(b *backendRoute, blocks int) {
+	m.sentMu.Lock()
+	if len(m.sent) != len(m.backends) {
+		m.sent = make([]float64, len(m.backends))
+	}
+	for i, o := range m.backends {
+		m.sent[i] -= m.sent[i] / sentWindow
+		if o == b {
+			m.sent[i] += float64(blocks)
+		}
+	}
+	m.sentMu.Unlock()
 }
 
 // affinityKey returns the request's affinity key and whether it has one:
@@ -528,12 +573,20 @@ type prefixQuery struct {
 }
 
 // choices is how many backends, in the key's ranking, a conversation that
-// starts (or must move) chooses from by load: the less loaded of two
-// (the "power of two choices", which keeps every backend near the mean
-// where one choice — a hash — leaves the luck of the draw), so gateway
+// starts (or must move) chooses from by what they carry: the less loaded
+// of two (the "power of two choices", which keeps every backend near the
+// mean where one choice — a hash — leaves the luck of the draw), so gateway
 // replicas, each with its own region, still agree whenever the two carry
-// the same load.
+// about the same.
 const choices = 2
+
+// matchSlack is how many blocks less than the longest run a backend may
+// hold and still count as holding it when a conversation is placed: an
+// eighth, and at least one. A run of 10 against 9 is one block (often the
+// one where a system prompt ends and the first user turn's opening words,
+// which many conversations share, begin) — not worth loading one backend
+// more than another; a RAG document held against none stays the document.
+func matchSlack(top int) int { return max(1, top/8) }
 
 // candidates returns the backends to try, in order, appended to dst: for a
 // request with an affinity key, its rendezvous ranking with the first

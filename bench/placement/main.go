@@ -50,6 +50,7 @@ var (
 	msPerToken = flag.Int("ms-per-token", 2, "the fake answers after this many ms per answer token")
 	slots      = flag.Int("slots", 64, "sluice's slots per backend")
 	sluiceBin  = flag.String("sluice", "", "a built sluice binary (default: build ./cmd/sluice)")
+	usageLog   = flag.String("usage-log", "off", "sluice's usage_log (a file path to look at where requests went; each sluice run appends)")
 	// The prefix index of sluice (prefix_index).
 	prefixEntries = flag.Int("prefix-entries", -1, "sluice's prefix_index.entries (0: no index; -1: sized to the simulated caches, the backends' blocks together)")
 	prefixBlock   = flag.Int("prefix-block", 256, "sluice's prefix_index.block in bytes")

@@ -95,6 +95,70 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 		target = func(_ int, r *request) string {
 			return bes[xxh3.HashString("user-"+strconv.Itoa(r.user))%nBackends].URL()
 		}
+	case "least-sys":
+		var mu sync.Mutex
+		home := map[int]int{}
+		var open [nBackends]int
+		var openSys [nBackends][16]int
+		target = func(_ int, r *request) string {
+			mu.Lock()
+			defer mu.Unlock()
+			b, ok := home[r.user]
+			if !ok {
+				tot := 0
+				for i := range open {
+					tot += open[i]
+				}
+				bound := float64(tot+1) / nBackends * 1.1
+				b = -1
+				for i := range open {
+					if openSys[i][r.sys] > 0 && float64(open[i]+1) <= bound && (b < 0 || open[i] < open[b]) {
+						b = i
+					}
+				}
+				if b < 0 {
+					b = 0
+					for i := range open {
+						if open[i] < open[b] {
+							b = i
+						}
+					}
+				}
+				home[r.user] = b
+				open[b]++
+				openSys[b][r.sys]++
+			}
+			if r.last {
+				open[b]--
+				openSys[b][r.sys]--
+			}
+			return bes[b].URL()
+		}
+	case "least":
+		// A client that knows every conversation (W4): each goes, when it
+		// starts, to the backend with the fewest open, and stays.
+		var mu sync.Mutex
+		home := map[int]int{}
+		var open [nBackends]int
+		target = func(_ int, r *request) string {
+			mu.Lock()
+			defer mu.Unlock()
+			b, ok := home[r.user]
+			if !ok {
+				b = 0
+				for i := range open {
+					if open[i] < open[b] {
+						b = i
+					}
+				}
+				home[r.user] = b
+				open[b]++
+			}
+			if r.last {
+				open[b]--
+			}
+			return bes[b].URL()
+		}
 	case "sluice", "sluice-user":
 		user = placement == "sluice-user"
 		g := startSluice(bin, bes[:], blocks)
@@ -343,7 +407,7 @@ func startSluice(bin string, bes []*fakevllm.Server, cacheBlocks int) *gateway {
 admin: %s
 workers: 2
 shutdown_timeout: 2s
-usage_log: off
+usage_log: %s
 %s
 keys:
   - name: bench
@@ -355,7 +419,7 @@ models:
     health:
       interval: 1s
     backends:
-%s`, listen, admin, prefixIndex(cacheBlocks), hex.EncodeToString(sum[:]), modelName, backends.String())
+%s`, listen, admin, *usageLog, prefixIndex(cacheBlocks), hex.EncodeToString(sum[:]), modelName, backends.String())
 	path := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		log.Fatal(err)

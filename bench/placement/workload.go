@@ -20,6 +20,10 @@ type request struct {
 	tokens int    // answer tokens (X-Fake-Tokens)
 	answer string // the answer the fake gives (checked)
 	after  int    // index of the request that must end first, -1 for none
+	// last: the last request of its user's conversation (W4), after which
+	// the "least" placement counts it closed.
+	last bool
+	sys  int // W4: its system prompt
 }
 
 type workload struct {
@@ -357,10 +361,10 @@ func w4(seed uint64, active, n, systems, minTurns, maxTurns int) *workload {
 		convs[i] = newConv(-1)
 	}
 	// The working set: what the open conversations hold at once (each
-	// one's blocks past its system prompt, as of its last answer), averaged
-	// over the requests.
+	// one's blocks past its system prompt, as of its last answer), at its
+	// most over the sequence.
 	held := make([]int, active)
-	sum, inUse := 0, 0
+	peak, inUse := 0, 0
 	for range n {
 		k := r.IntN(active)
 		c := convs[k]
@@ -372,10 +376,12 @@ func w4(seed uint64, active, n, systems, minTurns, maxTurns int) *workload {
 		w.reqs = append(w.reqs, request{user: c.id, body: marshal(msgs, tokens), tokens: tokens, answer: ans, after: c.last})
 		c.last = len(w.reqs) - 1
 		c.turnsLeft--
+		w.reqs[len(w.reqs)-1].last = c.turnsLeft == 0
+		w.reqs[len(w.reqs)-1].sys = c.sys
 		b := blocksOf(msgs, ans) - sysBlks[c.sys]
 		inUse += b - held[k]
 		held[k] = b
-		sum += inUse
+		peak = max(peak, inUse)
 		if c.turnsLeft == 0 {
 			inUse -= held[k]
 			held[k] = 0
@@ -384,8 +390,9 @@ func w4(seed uint64, active, n, systems, minTurns, maxTurns int) *workload {
 	}
 	w.users = ids
 	// Reusable prefix blocks: the system prompts, and the open
-	// conversations' working set.
-	w.prefixBlks += sum / n
+	// conversations' working set at its peak (a perfect partition never
+	// evicts a block an open conversation will ask for again).
+	w.prefixBlks += peak
 	w.title = fmt.Sprintf("chat: %d shared system prompts of 2-4 KB (Zipf popularity, top %.0f%%), %d conversations open at once and interleaved (%d in all), %d-%d turns each, the conversation resent and grown by a ~150-400 B user turn each request; hash places conversations", systems, 100*sz.top(), active, ids, minTurns, maxTurns)
 	return w
 }
