@@ -437,16 +437,18 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
 	x.blocks = m.prefixBlocks(x.payload, &x.scan, seed)
+	// A conversation (a request of a prefix model placed by its key, not
+	// by "user") is remembered where each of its turns goes, from its
+	// first, however short (the recall table; notePrefix).
+	if hasKey && m.prefixMax > 0 && x.scan.User.Len() == 0 {
+		x.conv = affinity.ConversationEntry(akey)
+	}
 	var q *prefixQuery
 	if x.blocks != nil {
 		x.rec.prefixBlocks = len(*x.blocks)
 		if x.scan.User.Len() == 0 {
-			q = &prefixQuery{blocks: *x.blocks}
+			q = &prefixQuery{blocks: *x.blocks, conv: x.conv}
 			q.shared, q.history = m.conversationShape(x.payload, &x.scan, len(q.blocks))
-			if hasKey {
-				x.conv = affinity.ConversationEntry(akey)
-				q.conv = x.conv
-			}
 		}
 	}
 	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])

@@ -80,14 +80,12 @@ func (m *modelRoute) conversationShape(body []byte, r *reqscan.Request, n int) (
 // recall table that b is where x's conversation is now (a move writes
 // over its old backend: the next turn follows it).
 func (g *gateway) notePrefix(x *exchange, b *backendRoute) {
+	if x.conv != 0 {
+		g.region.Remember(x.conv, storedValue(b.urlHash, 0))
+	}
 	if x.blocks != nil {
 		g.region.NotePrefix(b.urlHash, *x.blocks)
-		if x.conv != 0 {
-			g.region.Remember(x.conv, storedValue(b.urlHash, 0))
-		}
-		if x.model != nil {
-			x.model.noteSent(b, len(*x.blocks))
-		}
+		x.model.noteSent(b, len(*x.blocks))
 	}
 }
 

@@ -324,7 +324,7 @@ func w3(seed uint64, users, n, docs int, s, q float64) *workload {
 // conversation so far (the previous answers as the fake gave them) and a
 // new user message (~150-400 B). active conversations are open at once,
 // interleaved: each request is the next turn of one drawn uniformly among
-// them, and a conversation that has had its turns (4-12 by default) is replaced by a
+// them, and a conversation that has had its turns (6-24 by default) is replaced by a
 // new one on a system prompt drawn afresh. A conversation is its own
 // "user" (request.user): hash places conversations, sluice-user sends the
 // conversation's id as "user".
