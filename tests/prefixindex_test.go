@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,20 +167,29 @@ func TestChatConversationsStayWhole(t *testing.T) {
 	for c := range convs {
 		before := received()
 		go func() {
-			res, _ := post(t, client, g.URL+"/v1/chat/completions", keyAll,
-				[]byte(`{"model":"m","messages":[`+turn1(c)+`]}`), map[string]string{"X-Fake-Hold-Headers": fmt.Sprint("c", c)})
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"m","messages":[`+turn1(c)+`]}`))
+			req.Header.Set("Authorization", "Bearer "+keyAll)
+			req.Header.Set("X-Fake-Hold-Headers", fmt.Sprint("c", c))
+			res, err := client.Do(req)
+			if err != nil {
+				done <- 0
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
 			done <- res.StatusCode
 		}()
-		await(t, fmt.Sprintf("conversation %d's first turn in flight", c), func() bool {
-			_, total := inflight()
-			return total == c+1
-		})
 		home[c] = -1
-		for i, n := range received() {
-			if n != before[i] {
-				home[c] = i
+		await(t, fmt.Sprintf("conversation %d's first turn in flight", c), func() bool {
+			for i, n := range received() {
+				if n != before[i] {
+					home[c] = i
+				}
 			}
-		}
+			_, total := inflight()
+			return home[c] >= 0 && total == c+1
+		})
 	}
 	n, _ := inflight()
 	for i, v := range n {
@@ -196,10 +207,10 @@ func TestChatConversationsStayWhole(t *testing.T) {
 			x = i
 		}
 	}
-	held := 0
+	var held []int
 	for c := range convs {
-		if home[c] == x && held < 3 {
-			held++
+		if home[c] == x && len(held) < 3 {
+			held = append(held, c)
 			continue
 		}
 		bes[home[c]].Release(fmt.Sprint("c", c))
@@ -227,7 +238,7 @@ func TestChatConversationsStayWhole(t *testing.T) {
 			}
 		}
 	}
-	for c := range convs {
+	for _, c := range held {
 		bes[x].Release(fmt.Sprint("c", c))
 	}
 	for range held {
