@@ -341,8 +341,8 @@ func TestConversationMovesWhole(t *testing.T) {
 	}
 }
 
-// Conversations that start are spread by what each backend carries, not
-// left to the luck of their keys, and one cache group's conversation is
+// Conversations that start are spread by what each backend carries (the
+// prompt blocks sent it of late), not left to the luck of their keys, and one cache group's conversation is
 // never placed by another's: the same bodies under another group match
 // nothing and have another entry in the recall table.
 func TestConversationsStartBalancedPerGroup(t *testing.T) {
@@ -369,8 +369,9 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 		}
 	}
 	for _, b := range m.backends {
-		if per[b] < 15 || per[b] > 25 {
-			t.Fatalf("60 conversations started %v per backend, want 15-25 each", per)
+		// By their keys alone (011fb07) they were 20, 22 and 18.
+		if per[b] < 19 || per[b] > 21 {
+			t.Fatalf("60 conversations started %v per backend, want 19-21 each", per)
 		}
 	}
 	a := sendTurn(t, g, m, "group-a", conversation(system, 7, 4))
