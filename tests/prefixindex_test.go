@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,4 +118,132 @@ func TestPrefixIndexSharedDocument(t *testing.T) {
 			t.Fatalf("without the index %v per backend: the conversation keys should spread them", n)
 		}
 	})
+}
+
+// Chat conversations of one app (a shared ~3 KB system prompt) are placed
+// when they start, within the even share of what is in flight, and then
+// stay whole on their backend: a later turn goes where its conversation
+// is, not where its conversation key ranks first, while that backend is
+// past the even share but not saturated for real (3 of its 8 slots busy,
+// 3 in flight in all). On 011fb07 such a turn went to its key's backend,
+// which held nothing of the conversation.
+func TestChatConversationsStayWhole(t *testing.T) {
+	var bes []*fakevllm.Server
+	var urls []string
+	for range 3 {
+		be := startBackend(t, fakevllm.Options{Tokens: 2, PrefixCache: &fakevllm.PrefixCacheOptions{}})
+		bes = append(bes, be)
+		urls = append(urls, fmt.Sprintf("      - url: %s\n        slots: 8", be.URL()))
+	}
+	// load_interval 0s: placement rests on the gateway's own counts.
+	cfg := strings.Replace(baseConfig(bes[0].URL(), filepath.Join(t.TempDir(), "u.log"), ""),
+		"      - url: "+bes[0].URL()+"\n        slots: 64\n        api_key_env: SLUICE_TEST_BACKEND_KEY",
+		strings.Join(urls, "\n")+"\n    load_interval: 0s", 1)
+	g := startGateway(t, cfg)
+	client := freshClient() // a connection per request: both workers take part
+	inflight := func() (n []int, total int) {
+		for _, be := range bes {
+			v, _ := g.metric("sluice_backend_inflight", map[string]string{"model": "m", "backend": be.URL()})
+			n, total = append(n, int(v)), total+int(v)
+		}
+		return n, total
+	}
+	received := func() []int {
+		var n []int
+		for _, be := range bes {
+			n = append(n, len(be.Received()))
+		}
+		return n
+	}
+	system := strings.Repeat("You are the assistant of ExampleApp: answer briefly and politely. ", 50)
+	turn1 := func(c int) string {
+		return fmt.Sprintf(`{"role":"system","content":%q},{"role":"user","content":"hello, this is conversation %d: %s"}`, system, c, strings.Repeat("my question ", 10))
+	}
+	const convs = 9
+	home := make([]int, convs)
+	done := make(chan int, convs)
+	// The first turns, one after another, each held in flight (before its
+	// answer's headers) until released: the k-th starts with k-1 in flight.
+	for c := range convs {
+		before := received()
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"m","messages":[`+turn1(c)+`]}`))
+			req.Header.Set("Authorization", "Bearer "+keyAll)
+			req.Header.Set("X-Fake-Hold-Headers", fmt.Sprint("c", c))
+			res, err := client.Do(req)
+			if err != nil {
+				done <- 0
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			done <- res.StatusCode
+		}()
+		home[c] = -1
+		await(t, fmt.Sprintf("conversation %d's first turn in flight", c), func() bool {
+			for i, n := range received() {
+				if n != before[i] {
+					home[c] = i
+				}
+			}
+			_, total := inflight()
+			return home[c] >= 0 && total == c+1
+		})
+	}
+	n, _ := inflight()
+	for i, v := range n {
+		// ⌈1.25 × (8 + 1) / 3⌉ = 4: no backend takes more.
+		if v < 1 || v > 4 {
+			t.Fatalf("%d conversations started, %v per backend (backend %d)", convs, n, i)
+		}
+	}
+	// Keep 3 first turns in flight on the backend with the most, end the
+	// others: that backend is past the even share (⌈1.25 × 4 / 3⌉ = 2) but
+	// not busy (half its slots: 4).
+	x := 0
+	for i := range n {
+		if n[i] > n[x] {
+			x = i
+		}
+	}
+	var held []int
+	for c := range convs {
+		if home[c] == x && len(held) < 3 {
+			held = append(held, c)
+			continue
+		}
+		bes[home[c]].Release(fmt.Sprint("c", c))
+		if code := <-done; code != 200 {
+			t.Fatalf("first turn: status %d", code)
+		}
+	}
+	await(t, "3 in flight, all on one backend", func() bool {
+		n, total := inflight()
+		return total == 3 && n[x] == 3
+	})
+	// Every conversation's next turns, one at a time, go to its backend.
+	for c := range convs {
+		history := turn1(c)
+		for turn := 2; turn <= 3; turn++ {
+			history += fmt.Sprintf(`,{"role":"assistant","content":"tok tok"},{"role":"user","content":"turn %d of conversation %d: %s"}`, turn, c, strings.Repeat("a follow-up ", 10))
+			before := received()
+			if res, out := post(t, client, g.URL+"/v1/chat/completions", keyAll, []byte(`{"model":"m","messages":[`+history+`]}`), nil); res.StatusCode != 200 {
+				t.Fatalf("status %d: %s", res.StatusCode, out)
+			}
+			for i, m := range received() {
+				if m != before[i] && i != home[c] {
+					t.Fatalf("conversation %d: turn 1 on backend %d, turn %d on %d (in flight %v)", c, home[c], turn, i, n)
+				}
+			}
+		}
+	}
+	for _, c := range held {
+		bes[x].Release(fmt.Sprint("c", c))
+	}
+	for range held {
+		if code := <-done; code != 200 {
+			t.Fatalf("first turn: status %d", code)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/worker/affinity"
 	"github.com/sluice-gw/sluice/worker/reqscan"
 	"github.com/sluice-gw/sluice/worker/tracing"
 )
@@ -149,6 +150,10 @@ type exchange struct {
 	// blocks are the prompt's block hashes for the prefix index (prefix.go),
 	// pooled; nil when the model does not use it. Released with the body.
 	blocks *[]uint64
+	// conv is its conversation's entry in the prefix index
+	// (affinity.ConversationEntry), recorded with blocks; 0: none (a
+	// request placed by its user, or without a key).
+	conv uint64
 	// owners are the candidates' models, for a request that names no
 	// model (a stored response's id): each attempt runs under its
 	// backend's model. nil: every candidate is x.model's.
@@ -432,11 +437,18 @@ func (g *gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
 	x.blocks = m.prefixBlocks(x.payload, &x.scan, seed)
+	// A conversation (a request of a prefix model placed by its key, not
+	// by "user") is remembered where each of its turns goes, from its
+	// first, however short (the recall table; notePrefix).
+	if hasKey && m.prefixMax > 0 && x.scan.User.Len() == 0 {
+		x.conv = affinity.ConversationEntry(akey)
+	}
 	var q *prefixQuery
 	if x.blocks != nil {
 		x.rec.prefixBlocks = len(*x.blocks)
 		if x.scan.User.Len() == 0 {
-			q = &prefixQuery{blocks: *x.blocks}
+			q = &prefixQuery{blocks: *x.blocks, conv: x.conv}
+			q.shared, q.history = m.conversationShape(x.payload, &x.scan, len(q.blocks))
 		}
 	}
 	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])

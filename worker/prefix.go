@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/sluice-gw/sluice/config"
@@ -51,10 +52,40 @@ func (m *modelRoute) prefixBlocks(body []byte, r *reqscan.Request, group uint64)
 	return buf
 }
 
-// notePrefix records in the index that b is sent x's blocks.
+// conversationShape is what placement reads of r's prompt beside its
+// blocks (of n, as prefixBlocks cut them): shared, how many leading blocks
+// lie wholly before the first user turn (the head, and the system and
+// developer messages: what an app's conversations have in common); and
+// history, whether the prompt goes on past the conversation key's span
+// (reqscan.Request.Conversation: up to the first user turn) — a
+// conversation's later turn, not its first.
+func (m *modelRoute) conversationShape(body []byte, r *reqscan.Request, n int) (shared int, history bool) {
+	head := r.Instructions
+	if head.Len() == 0 {
+		head = r.System
+	}
+	shared = (head.Len() + m.prefixBlock - 1) / m.prefixBlock
+	p, u := r.Prompt, r.FirstUser
+	if u.Len() > 0 && u.Start >= p.Start && u.Start <= p.End {
+		shared += (u.Start - p.Start) / m.prefixBlock
+	}
+	if c := r.Conversation; c.Len() > 0 && c.Start >= p.Start && c.End <= p.End {
+		rest := bytes.TrimLeft(body[c.End:p.End], " \t\r\n")
+		history = len(rest) > 0 && !(len(rest) == 1 && rest[0] == ']')
+	}
+	return min(shared, n), history
+}
+
+// notePrefix records in the index that b is sent x's blocks, and in the
+// recall table that b is where x's conversation is now (a move writes
+// over its old backend: the next turn follows it).
 func (g *gateway) notePrefix(x *exchange, b *backendRoute) {
+	if x.conv != 0 {
+		g.region.Remember(x.conv, storedValue(b.urlHash, 0))
+	}
 	if x.blocks != nil {
 		g.region.NotePrefix(b.urlHash, *x.blocks)
+		x.model.noteSent(b, len(*x.blocks))
 	}
 }
 

@@ -38,7 +38,8 @@ type result struct {
 	convHits, convQuery int64 // past the shared prefix (W2's system prompt); 0 without one
 	reqs                [nBackends]int
 	avgInflight         [nBackends]float64
-	peak                int // most in flight on one backend at a sample
+	peak                int     // most in flight on one backend at a sample
+	offHome             float64 // share of requests not on their user's (W4: conversation's) busiest backend
 	errors              int
 	took                time.Duration
 }
@@ -68,8 +69,8 @@ func (r result) row() string {
 	if r.convQuery > 0 {
 		conv = fmt.Sprintf("%.3f", float64(r.convHits)/float64(r.convQuery))
 	}
-	return fmt.Sprintf("| %s | %d | %s | %.3f | %s | %.2f | %.2f | %d | %.1f | %d | %.1f |",
-		r.workload, r.conc, r.placement, hit, conv, maxMean(r.reqs), maxMean(r.avgInflight), r.peak, total, r.errors, r.took.Seconds())
+	return fmt.Sprintf("| %s | %d | %s | %.3f | %s | %.2f | %.2f | %d | %.1f | %.3f | %d | %.1f |",
+		r.workload, r.conc, r.placement, hit, conv, maxMean(r.reqs), maxMean(r.avgInflight), r.peak, total, r.offHome, r.errors, r.took.Seconds())
 }
 
 // runOne starts fresh backends (cold caches), and sluice in front of
@@ -93,6 +94,70 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 	case "hash":
 		target = func(_ int, r *request) string {
 			return bes[xxh3.HashString("user-"+strconv.Itoa(r.user))%nBackends].URL()
+		}
+	case "least-sys":
+		var mu sync.Mutex
+		home := map[int]int{}
+		var open [nBackends]int
+		var openSys [nBackends][16]int
+		target = func(_ int, r *request) string {
+			mu.Lock()
+			defer mu.Unlock()
+			b, ok := home[r.user]
+			if !ok {
+				tot := 0
+				for i := range open {
+					tot += open[i]
+				}
+				bound := float64(tot+1) / nBackends * 1.1
+				b = -1
+				for i := range open {
+					if openSys[i][r.sys] > 0 && float64(open[i]+1) <= bound && (b < 0 || open[i] < open[b]) {
+						b = i
+					}
+				}
+				if b < 0 {
+					b = 0
+					for i := range open {
+						if open[i] < open[b] {
+							b = i
+						}
+					}
+				}
+				home[r.user] = b
+				open[b]++
+				openSys[b][r.sys]++
+			}
+			if r.last {
+				open[b]--
+				openSys[b][r.sys]--
+			}
+			return bes[b].URL()
+		}
+	case "least":
+		// A client that knows every conversation (W4): each goes, when it
+		// starts, to the backend with the fewest open, and stays.
+		var mu sync.Mutex
+		home := map[int]int{}
+		var open [nBackends]int
+		target = func(_ int, r *request) string {
+			mu.Lock()
+			defer mu.Unlock()
+			b, ok := home[r.user]
+			if !ok {
+				b = 0
+				for i := range open {
+					if open[i] < open[b] {
+						b = i
+					}
+				}
+				home[r.user] = b
+				open[b]++
+			}
+			if r.last {
+				open[b]--
+			}
+			return bes[b].URL()
 		}
 	case "sluice", "sluice-user":
 		user = placement == "sluice-user"
@@ -170,13 +235,22 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 	close(sampleStop)
 	sampled.Wait()
 	res.errors = int(errs.Load())
+	perUser := map[string]*[nBackends]int{} // requests of each user (X-Bench-User) on each backend
 	for i, be := range bes {
 		rec := be.Received()
 		res.reqs[i] = len(rec) - baseReqs[i]
-		if w.sharedTok > 0 {
+		for _, x := range rec[baseReqs[i]:] {
+			u := x.Header.Get("X-Bench-User")
+			if perUser[u] == nil {
+				perUser[u] = new([nBackends]int)
+			}
+			perUser[u][i]++
+		}
+		if w.sharedTok > 0 || w.shared != nil {
 			for _, x := range rec[baseReqs[i]:] {
-				res.convHits += int64(max(0, x.CachedTokens-w.sharedTok))
-				res.convQuery += int64(max(0, x.QueriedTokens-w.sharedTok))
+				sh := w.sharedOf(x.FirstContent)
+				res.convHits += int64(max(0, x.CachedTokens-sh))
+				res.convQuery += int64(max(0, x.QueriedTokens-sh))
 			}
 		}
 		h, q := be.PrefixCacheStats()
@@ -185,6 +259,19 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 	}
 	res.hits -= baseHits
 	res.queries -= baseQueries
+	off, all := 0, 0
+	for _, n := range perUser {
+		hi := 0
+		for _, v := range n {
+			hi = max(hi, v)
+			all += v
+			off += v
+		}
+		off -= hi
+	}
+	if all > 0 {
+		res.offHome = float64(off) / float64(all)
+	}
 	client.CloseIdleConnections()
 	return res
 }
@@ -199,6 +286,7 @@ func send(client *http.Client, base string, r *request, user bool) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	req.Header.Set("X-Fake-Tokens", strconv.Itoa(r.tokens))
+	req.Header.Set("X-Bench-User", strconv.Itoa(r.user))
 	req.Header.Set("X-Fake-Delay-Ms", strconv.Itoa(r.tokens**msPerToken))
 	res, err := client.Do(req)
 	if err != nil {
@@ -319,7 +407,7 @@ func startSluice(bin string, bes []*fakevllm.Server, cacheBlocks int) *gateway {
 admin: %s
 workers: 2
 shutdown_timeout: 2s
-usage_log: off
+usage_log: %s
 %s
 keys:
   - name: bench
@@ -331,7 +419,7 @@ models:
     health:
       interval: 1s
     backends:
-%s`, listen, admin, prefixIndex(cacheBlocks), hex.EncodeToString(sum[:]), modelName, backends.String())
+%s`, listen, admin, *usageLog, prefixIndex(cacheBlocks), hex.EncodeToString(sum[:]), modelName, backends.String())
 	path := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		log.Fatal(err)

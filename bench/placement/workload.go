@@ -20,6 +20,10 @@ type request struct {
 	tokens int    // answer tokens (X-Fake-Tokens)
 	answer string // the answer the fake gives (checked)
 	after  int    // index of the request that must end first, -1 for none
+	// last: the last request of its user's conversation (W4), after which
+	// the "least" placement counts it closed.
+	last bool
+	sys  int // W4: its system prompt
 }
 
 type workload struct {
@@ -28,6 +32,18 @@ type workload struct {
 	users       int
 	prefixBlks  int // distinct reusable prefix blocks (see capacity)
 	sharedTok   int // tokens of the prefix every request shares (W2's system prompt), 0 for none
+	// shared is, for a workload of several shared prefixes (W4's system
+	// prompts), each one's tokens by its sharedKey; nil for none.
+	shared map[string]int
+}
+
+// sharedOf is the tokens of the shared prefix a request the fake received
+// starts with: "hit past system" counts what is past it.
+func (w *workload) sharedOf(firstContent string) int {
+	if w.shared != nil {
+		return w.shared[sharedKey(firstContent)]
+	}
+	return w.sharedTok
 }
 
 // Simulation constants, as the fake's defaults: 16 tokens of 4 bytes a block.
@@ -302,3 +318,85 @@ func w3(seed uint64, users, n, docs int, s, q float64) *workload {
 	w.prefixBlks += tails / max(convN, 1) * min(users, convN)
 	return w
 }
+
+// w4: chat. A few shared system prompts (~3 KB each, drawn by a Zipf
+// popularity) and conversations that grow: each turn resends the
+// conversation so far (the previous answers as the fake gave them) and a
+// new user message (~150-400 B). active conversations are open at once,
+// interleaved: each request is the next turn of one drawn uniformly among
+// them, and a conversation that has had its turns (6-24 by default) is replaced by a
+// new one on a system prompt drawn afresh. A conversation is its own
+// "user" (request.user): hash places conversations, sluice-user sends the
+// conversation's id as "user".
+func w4(seed uint64, active, n, systems, minTurns, maxTurns int) *workload {
+	r := rand.New(rand.NewPCG(seed, 4))
+	sz := newZipf(systems, 1, 0)
+	sys := make([]message, systems)
+	sysBlks := make([]int, systems)
+	w := &workload{name: "W4", shared: map[string]int{}}
+	for i := range sys {
+		sys[i] = message{"system", fmt.Sprintf("You are the assistant of app %d. ", i) + text(r, 2048+r.IntN(2048))}
+		sysBlks[i] = canonLen([]message{sys[i]}) / blockBytes
+		w.prefixBlks += sysBlks[i]
+		w.shared[sharedKey(sys[i].Content)] = sysBlks[i] * 16
+	}
+	type conv struct {
+		id, sys   int
+		msgs      []message
+		turnsLeft int
+		last      int
+	}
+	convs := make([]*conv, active)
+	ids := 0
+	// A conversation opens once the one it replaces has had its last
+	// answer (after: its last request), so that no more than active are
+	// ever open, whatever the concurrency.
+	newConv := func(after int) *conv {
+		s := sz.draw(r)
+		c := &conv{id: ids, sys: s, msgs: []message{sys[s]}, turnsLeft: minTurns + r.IntN(maxTurns-minTurns+1), last: after}
+		ids++
+		return c
+	}
+	for i := range convs {
+		convs[i] = newConv(-1)
+	}
+	// The working set: what the open conversations hold at once (each
+	// one's blocks past its system prompt, as of its last answer), at its
+	// most over the sequence.
+	held := make([]int, active)
+	peak, inUse := 0, 0
+	for range n {
+		k := r.IntN(active)
+		c := convs[k]
+		c.msgs = append(c.msgs, message{"user", fmt.Sprintf("(conversation %d) %s", c.id, text(r, 150+r.IntN(250)))})
+		tokens := answerTokens(r)
+		ans := answerText(tokens)
+		msgs := append([]message(nil), c.msgs...)
+		c.msgs = append(c.msgs, message{"assistant", ans})
+		w.reqs = append(w.reqs, request{user: c.id, body: marshal(msgs, tokens), tokens: tokens, answer: ans, after: c.last})
+		c.last = len(w.reqs) - 1
+		c.turnsLeft--
+		w.reqs[len(w.reqs)-1].last = c.turnsLeft == 0
+		w.reqs[len(w.reqs)-1].sys = c.sys
+		b := blocksOf(msgs, ans) - sysBlks[c.sys]
+		inUse += b - held[k]
+		held[k] = b
+		peak = max(peak, inUse)
+		if c.turnsLeft == 0 {
+			inUse -= held[k]
+			held[k] = 0
+			convs[k] = newConv(c.last)
+		}
+	}
+	w.users = ids
+	// Reusable prefix blocks: the system prompts, and the open
+	// conversations' working set at its peak (a perfect partition never
+	// evicts a block an open conversation will ask for again).
+	w.prefixBlks += peak
+	w.title = fmt.Sprintf("chat: %d shared system prompts of 2-4 KB (Zipf popularity, top %.0f%%), %d conversations open at once and interleaved (%d in all), %d-%d turns each, the conversation resent and grown by a ~150-400 B user turn each request; hash places conversations", systems, 100*sz.top(), active, ids, minTurns, maxTurns)
+	return w
+}
+
+// sharedKey identifies a shared system prompt by what the fake records of
+// a request (Received.FirstContent: the first message's first 64 bytes).
+func sharedKey(content string) string { return content[:min(64, len(content))] }

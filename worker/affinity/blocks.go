@@ -58,3 +58,11 @@ func AppendBlocks(dst []uint64, seed uint64, head, prompt []byte, size, max int)
 	}
 	return dst
 }
+
+// ConversationEntry is the key under which the gateway remembers a
+// conversation's backend (the region's recall table, beside stored
+// responses' holders): its affinity key — the conversation key, already
+// seeded with its cache group's salt, so two groups never share one —
+// mixed apart from the table's other keys (response ids' hashes). Each
+// turn of a conversation has the same, whatever it adds.
+func ConversationEntry(key uint64) uint64 { return link(key^0x636f6e7665727361, 0x7475726e73) | 1 }

@@ -135,3 +135,30 @@ func FuzzAppendBlocks(f *testing.F) {
 		}
 	})
 }
+
+// A conversation's entry is its key's: the same for every turn (the key is),
+// another for another key — two cache groups' seeds make two keys of one
+// conversation — and none of the chained block hashes.
+func TestConversationEntry(t *testing.T) {
+	key := KeyOf(nil, []byte(`{"role":"system","content":"S"},{"role":"user","content":"U"}`))
+	groupA, groupB := uint64(0x1234), uint64(0x5678)
+	if ConversationEntry(key^groupA) != ConversationEntry(key^groupA) {
+		t.Fatal("not a function of the key")
+	}
+	if ConversationEntry(key^groupA) == ConversationEntry(key^groupB) {
+		t.Fatal("two cache groups share a conversation's entry")
+	}
+	seen := map[uint64]bool{}
+	for i := uint64(0); i < 10000; i++ {
+		seen[ConversationEntry(i)] = true
+	}
+	if len(seen) != 10000 {
+		t.Fatalf("%d entries for 10000 keys", len(seen))
+	}
+	blocks := AppendBlocks(nil, key^groupA, nil, []byte(strings.Repeat("x", 4096)), 256, 16)
+	for _, b := range blocks {
+		if b == ConversationEntry(key^groupA) {
+			t.Fatal("an entry equal to a block's hash")
+		}
+	}
+}

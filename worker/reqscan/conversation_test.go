@@ -64,6 +64,31 @@ func TestConversationSpan(t *testing.T) {
 	}
 }
 
+// FirstUser is the user turn that ends Conversation: what is before it
+// (system, developer) is an app's, it and what follows the conversation's.
+func TestFirstUserSpan(t *testing.T) {
+	cases := []struct {
+		name, body string
+		set        Fields
+		want       string
+	}{
+		{"system then user", `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"U1"},{"role":"assistant","content":"A"},{"role":"user","content":"U2"}]}`,
+			ChatFields, `{"role":"user","content":"U1"}`},
+		{"user first", `{"model":"m","messages":[ {"content":"U1","role":"user"} , {"role":"user","content":"U2"}]}`,
+			ChatFields, `{"content":"U1","role":"user"}`},
+		{"no user", `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"assistant","content":"A"}]}`, ChatFields, ``},
+		{"messages win over an earlier input", `{"model":"m","input":[{"role":"user","content":"I"}],"messages":[{"role":"system","content":"S"}]}`, ChatFields, ``},
+		{"responses items", `{"model":"m","input":[{"role":"developer","content":"D"},{"type":"message","role":"user","content":"U"}]}`,
+			ResponsesFields, `{"type":"message","role":"user","content":"U"}`},
+		{"messages api", `{"model":"m","system":"S","max_tokens":5,"messages":[{"role":"user","content":"U1"},{"role":"assistant","content":"A"}]}`,
+			MessagesFields, `{"role":"user","content":"U1"}`},
+		{"completion prompt", `{"model":"m","prompt":"P"}`, ChatFields, ``},
+	}
+	for _, tc := range cases {
+		checkSpan(t, "FirstUser", tc.name, tc.body, tc.set, tc.want, func(r *Request) Span { return r.FirstUser })
+	}
+}
+
 // checkSpan scans body with set and checks the bytes of the span that
 // field returns.
 func checkSpan(t *testing.T, what, name, body string, set Fields, want string, field func(*Request) Span) {

@@ -53,6 +53,13 @@ type Request struct {
 	// only: a role written with escapes, duplicated or not a string is not
 	// refused, it only ends the conversation elsewhere.
 	Conversation Span
+	// FirstUser is the first user turn, the element that ends
+	// Conversation (of a "messages", "input" or "prompt" array: the first
+	// with a plain "role": "user"); zero when Conversation ends otherwise.
+	// What comes before it in the prompt (system and developer messages)
+	// is what conversations of one app share; placement only, as
+	// Conversation.
+	FirstUser Span
 	// Prompt is the raw value of the member that holds the prompt as the
 	// model sees it, whole: "messages" (an array), else the first "prompt"
 	// or "input" (a string or an array); else zero. With Instructions or
@@ -820,6 +827,10 @@ func (s *scanner) messages(kind objectKind) {
 				s.r.Conversation = Span{s.r.Conversation.Start, s.i}
 				if n == 0 {
 					s.r.Conversation.Start = es
+					s.r.FirstUser = Span{}
+				}
+				if obj && s.user {
+					s.r.FirstUser = Span{es, s.i}
 				}
 				conv = !(obj && s.user)
 			}
