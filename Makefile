@@ -52,7 +52,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./worker/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
 
-# The README's screenshot of the status page (docs/img/status-page.png), taken
+# The screenshot of the status page in docs/operations.md (docs/img/status-page.png), taken
 # by its browser test in headless Chromium (apt-get install chromium).
 status-screenshot:
 	SLUICE_STATUS_SCREENSHOT=$(CURDIR)/docs/img/status-page.png SLUICE_TEST_TAGS=$(TAGS) \

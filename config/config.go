@@ -59,7 +59,7 @@ const (
 )
 
 // Config is the whole configuration file. Every field is documented in
-// README.md ("Configuration reference"); keep the two in step.
+// docs/configuration.md (a test in docs/ checks the two agree).
 type Config struct {
 	// Listen is the client-facing address, host:port.
 	Listen string `yaml:"listen"`
@@ -364,7 +364,7 @@ type Timeouts struct {
 }
 
 // PrefixIndex is the prefix index in the shared region: which backends
-// were recently sent which blocks of a prompt (README "Placement").
+// were recently sent which blocks of a prompt (docs/internals.md, "Placement").
 type PrefixIndex struct {
 	// Entries is its capacity in (block, backend) pairs, 32 bytes each
 	// (default 65536, 2 MiB; 0: no index): best about the backends' KV

@@ -262,7 +262,7 @@ func TestGatewayErrors(t *testing.T) {
 		if n, _ := line["bytes_out"].(float64); n <= 0 {
 			t.Errorf("%s: usage line bytes_out %v for an error body", name, line["bytes_out"])
 		}
-		for field, most := range map[string]int{"path": 768, "model": 256} { // the README's budgets
+		for field, most := range map[string]int{"path": 768, "model": 256} { // docs/operations.md's budgets (Usage log)
 			if v, _ := line[field].(string); len(v) > most {
 				t.Errorf("%s: usage line %s of %d bytes, want at most %d", name, field, len(v), most)
 			}

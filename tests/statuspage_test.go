@@ -37,7 +37,7 @@ const evilKey = `<img src=x onerror=alert(1)>&"q`
 // must be the one /metrics gives at the same (steady) moment.
 //
 // Set SLUICE_STATUS_SCREENSHOT to a path to also save a screenshot of the
-// page there (docs/img/status-page.png is made so; see README).
+// page there (docs/img/status-page.png is made so; see docs/operations.md).
 func TestStatusPageInChromium(t *testing.T) {
 	chromium := findChromium(t)
 	be := startBackend(t, fakevllm.Options{Tokens: 3})

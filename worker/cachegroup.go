@@ -7,7 +7,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// Cache groups (keys[].cache_group; README "Tenants and the prefix
+// Cache groups (keys[].cache_group; docs/internals.md, "Tenants and the prefix
 // cache"): a backend's prefix cache answers faster, and reports
 // cached_tokens, for a prompt it has seen — from any client. Without a
 // salt, a tenant that guesses another's system prompt learns it is right

@@ -9,7 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/worker/reqscan"
 )
 
-// The prefix index (shm NotePrefix, PrefixMatch; README "Placement"): a
+// The prefix index (shm NotePrefix, PrefixMatch; docs/internals.md, "Placement"): a
 // request of an affinity: prefix model is cut into blocks
 // (affinity.AppendBlocks) when its backends are picked; without "user",
 // the backend that was sent the longest run of its leading blocks goes

@@ -378,7 +378,7 @@ func freeAddr() string {
 
 // prefixIndex is the prefix_index section of sluice's configuration:
 // -prefix-block, and -prefix-entries, or (-1) entries sized to the
-// simulated caches as the README advises — the backends' cache blocks
+// simulated caches as docs/internals.md advises — the backends' cache blocks
 // together, in sluice's blocks (cacheBlocks a backend of blockBytes each).
 func prefixIndex(cacheBlocks int) string {
 	return fmt.Sprintf("prefix_index:\n  entries: %d\n  block: %d", indexEntries(cacheBlocks), *prefixBlock)

@@ -1,6 +1,6 @@
 # sluice as a Nomad service job: one gateway per node in front of the vLLM
 # allocations, which sluice discovers from Nomad's native service discovery.
-# See README.md ("Running under Nomad").
+# See docs/operations.md ("Running under Nomad").
 job "sluice" {
   type        = "service"
   datacenters = ["dc1"]
@@ -42,7 +42,7 @@ job "sluice" {
     }
 
     # The admin listener, for Prometheus (nomad_sd_configs, keep service
-    # sluice-admin; it scrapes /metrics with the token: README.md, "Admin
+    # sluice-admin; it scrapes /metrics with the token: docs/operations.md, "Admin
     # listener").
     service {
       name     = "sluice-admin"
