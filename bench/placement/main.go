@@ -33,7 +33,7 @@ var (
 	out        = flag.String("out", "", "also write the markdown table to this file")
 	seed       = flag.Uint64("seed", 20, "workload seed")
 	concs      = flag.String("conc", "8,48,256", "client concurrency levels (requests in flight)")
-	placements = flag.String("placements", "rr,hash,sluice,sluice-user", "placements: rr, hash, sluice, sluice-user (sluice with the request's user set)")
+	placements = flag.String("placements", "rr,hash,sluice,sluice-user", "placements: rr, hash, sluice, sluice-user (sluice with the request's user set); oracles: least, least-sys, least-final, least-now (W4), ceiling (one backend with an unbounded cache)")
 	workloads  = flag.String("workloads", "W1,W2,W3,W4", "workloads")
 	n1         = flag.Int("w1-requests", 2400, "W1 requests")
 	u1         = flag.Int("w1-users", 300, "W1 users")

@@ -76,6 +76,12 @@ func (r result) row() string {
 // runOne starts fresh backends (cold caches), and sluice in front of
 // them for the sluice placements, and sends w's requests with conc in flight.
 func runOne(bin, placement string, w *workload, conc, blocks int) result {
+	if placement == "ceiling" {
+		// What any placement could reach: every request on one backend
+		// whose cache holds the whole workload (only the first sight of
+		// each block misses). Its balance figures mean nothing.
+		blocks = 4 * w.prefixBlks
+	}
 	var bes [nBackends]*fakevllm.Server
 	for i := range bes {
 		s, err := fakevllm.Start("127.0.0.1:0", fakevllm.Options{Words: answerWords,
@@ -89,6 +95,8 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 	target := func(i int, r *request) string { return "" }
 	user := false
 	switch placement {
+	case "ceiling":
+		target = func(int, *request) string { return bes[0].URL() }
 	case "rr":
 		target = func(i int, _ *request) string { return bes[i%nBackends].URL() }
 	case "hash":
@@ -156,6 +164,47 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 			}
 			if r.last {
 				open[b]--
+			}
+			return bes[b].URL()
+		}
+	case "least-final", "least-now":
+		// Oracles by size (W4): a new conversation goes to the backend whose
+		// open conversations hold the fewest prompt bytes, counted at their
+		// final size (least-final: what each will hold at its last turn) or
+		// at their latest turn's (least-now), and stays. They bound what
+		// balancing working sets rather than counts could give.
+		final := map[int]int{} // each conversation's last request's bytes
+		for _, q := range w.reqs {
+			if q.last {
+				final[q.user] = len(q.body)
+			}
+		}
+		var mu sync.Mutex
+		home := map[int]int{}
+		size := map[int]int{} // bytes counted for each open conversation
+		var open [nBackends]int
+		target = func(_ int, r *request) string {
+			mu.Lock()
+			defer mu.Unlock()
+			now := len(r.body)
+			if placement == "least-final" {
+				now = final[r.user]
+			}
+			b, ok := home[r.user]
+			if !ok {
+				b = 0
+				for i := range open {
+					if open[i] < open[b] {
+						b = i
+					}
+				}
+				home[r.user] = b
+			}
+			open[b] += now - size[r.user]
+			size[r.user] = now
+			if r.last {
+				open[b] -= size[r.user]
+				delete(size, r.user)
 			}
 			return bes[b].URL()
 		}
