@@ -125,12 +125,7 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 					}
 				}
 				if b < 0 {
-					b = 0
-					for i := range open {
-						if open[i] < open[b] {
-							b = i
-						}
-					}
+					b = fewest(open)
 				}
 				home[r.user] = b
 				open[b]++
@@ -153,12 +148,7 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 			defer mu.Unlock()
 			b, ok := home[r.user]
 			if !ok {
-				b = 0
-				for i := range open {
-					if open[i] < open[b] {
-						b = i
-					}
-				}
+				b = fewest(open)
 				home[r.user] = b
 				open[b]++
 			}
@@ -192,12 +182,7 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 			}
 			b, ok := home[r.user]
 			if !ok {
-				b = 0
-				for i := range open {
-					if open[i] < open[b] {
-						b = i
-					}
-				}
+				b = fewest(open)
 				home[r.user] = b
 			}
 			open[b] += now - size[r.user]
@@ -323,6 +308,17 @@ func runOne(bin, placement string, w *workload, conc, blocks int) result {
 	}
 	client.CloseIdleConnections()
 	return res
+}
+
+// fewest is the backend with the least of open (the first such).
+func fewest(open [nBackends]int) int {
+	b := 0
+	for i := range open {
+		if open[i] < open[b] {
+			b = i
+		}
+	}
+	return b
 }
 
 // send posts one chat request and checks the answer is the expected text.
