@@ -36,21 +36,21 @@ test: vet
 # A short run of every fuzz target (go test -fuzz takes one target at a time).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzInspectAs$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzBodyUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzInspectAs$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor -run '^$$' -fuzz '^FuzzParseLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./supervisor/probe -run '^$$' -fuzz '^FuzzProbeHead$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/upstream -run '^$$' -fuzz '^FuzzPlainResponse$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./worker -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/upstream -run '^$$' -fuzz '^FuzzPlainResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
 
 # The screenshot of the status page in docs/operations.md (docs/img/status-page.png), taken
 # by its browser test in headless Chromium (apt-get install chromium).

@@ -220,3 +220,66 @@ func TestAnchor(t *testing.T) {
 		}
 	}
 }
+
+// bench/results/README.md has a row for every results file, and each row
+// names the documents that quote the file: every document under docs/
+// (and the README) whose text holds its name, and no other. A new results
+// file, or a figure quoted from one, needs its row updated.
+func TestResultsIndex(t *testing.T) {
+	index, err := os.ReadFile("../bench/results/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{} // file -> the documents its row names
+	for _, line := range strings.Split(string(index), "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) < 6 || !strings.HasSuffix(strings.Trim(strings.TrimSpace(cols[1]), "`"), ".jsonl") {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cols[1]), "`")
+		var quoted []string
+		for _, m := range regexp.MustCompile(`\]\(\.\./\.\./([^)]+)\)`).FindAllStringSubmatch(cols[4], -1) {
+			quoted = append(quoted, m[1])
+		}
+		rows[name] = quoted
+	}
+	docs, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{}
+	for _, d := range append(docs, "../README.md") {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Join("docs", d)] = string(b) // docs/x.md, README.md
+	}
+	files, err := filepath.Glob("../bench/results/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		quoted, ok := rows[name]
+		if !ok {
+			t.Errorf("bench/results/README.md has no row for %s", name)
+			continue
+		}
+		delete(rows, name)
+		var want []string
+		for d, text := range texts {
+			if strings.Contains(text, strings.TrimSuffix(name, ".jsonl")) {
+				want = append(want, d)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(quoted)
+		if !slices.Equal(quoted, want) {
+			t.Errorf("bench/results/README.md: %s is quoted by %v, its row says %v", name, want, quoted)
+		}
+	}
+	for name := range rows {
+		t.Errorf("bench/results/README.md has a row for %s, which is not there", name)
+	}
+}

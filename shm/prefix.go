@@ -5,7 +5,7 @@ package shm
 // way llm-d's approximate prefix scorer keeps a per-server LRU of block
 // hashes, here in the region so that every worker reads and writes one
 // index). The caller cuts a prompt into blocks and hashes them chained
-// (a block's hash covers every byte before it: worker/affinity AppendBlocks), and
+// (a block's hash covers every byte before it: proxy/affinity AppendBlocks), and
 // after sending a request records its blocks for the backend that got it;
 // a backend's match is then how many leading blocks of the next request
 // the index holds for it.

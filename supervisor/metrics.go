@@ -312,7 +312,7 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descCells, float64(r.Capacity()))
 }
 
-// collectKey sends the series of one provider key. Up is worker/provkeys'
+// collectKey sends the series of one provider key. Up is proxy/provkeys'
 // rule, which the supervisor cannot import: in rotation while the running
 // generation has reached BackendKeyOutScalar, and not resting.
 func collectKey(ch chan<- prometheus.Metric, r *shm.Region, cell *shm.Cell, labels ...string) {

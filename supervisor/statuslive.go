@@ -269,7 +269,7 @@ func failuresKey(model, url string) string {
 
 // nearestKeys returns the n keys with a limit nearest one of them, and how
 // many keys have a limit. The limiters' state is read as the workers read
-// it (worker/limits.go): the fleet's share of each limit, a GCRA limiter's
+// it (proxy/limits.go): the fleet's share of each limit, a GCRA limiter's
 // use as its theoretical arrival time's lead over now.
 func nearestKeys(cfg *config.Config, r *shm.Region, now int64, n int) ([]KeyStatus, int) {
 	replicas := int64(1)

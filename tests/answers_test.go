@@ -19,7 +19,7 @@ import (
 )
 
 // largeTokens makes an answer of ~1.6 MB (" tok" per token): past the
-// 1 MiB a worker reads whole before sending (worker/phases.go,
+// 1 MiB a worker reads whole before sending (proxy/phases.go,
 // wholeAnswerMax).
 const largeTokens = 400_000
 
@@ -151,7 +151,7 @@ func TestBrokenAnswers(t *testing.T) {
 }
 
 // A stream event past the gateway's 1 MiB bound on an unfinished event
-// (worker/sse, MaxEvent) — here 3 MiB with no blank line in it — goes on to
+// (proxy/sse, MaxEvent) — here 3 MiB with no blank line in it — goes on to
 // the client as it arrives instead of being held whole; the events around
 // it are relayed and counted as usual, and every byte arrives in order.
 func TestGiantStreamEventPassedThrough(t *testing.T) {

@@ -10,14 +10,27 @@ import (
 // of sluice's (the region knows names and offsets only; package cells
 // joins the two); the worker never imports the supervisor (a worker owns
 // nothing that must outlive it); the supervisor never imports the worker;
-// supervisor/adminguard imports nothing of sluice's.
+// the pipeline (proxy) imports neither the process around it (worker) nor
+// the supervisor; the pipeline's leaf packages import nothing of sluice's
+// above them (no proxy, worker or supervisor); supervisor/adminguard
+// imports nothing of sluice's.
 func TestDependencyDirection(t *testing.T) {
 	const mod = "github.com/sluice-gw/sluice/"
 	forbidden := map[string][]string{
 		"config":     {mod},
 		"shm":        {mod},
 		"worker":     {mod + "supervisor"},
-		"supervisor": {mod + "worker"},
+		"supervisor": {mod + "worker", mod + "proxy"},
+		"proxy":      {mod + "worker", mod + "supervisor"},
+		// The pipeline's leaves ("$": that package alone, not the ones
+		// under it, their siblings).
+		"proxy/affinity":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/directwrite": {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/provkeys":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/reqscan":     {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/sse":         {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/tracing":     {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/upstream":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		// The admin listener's guards know the standard library only.
 		"supervisor/adminguard": {mod},
 	}
@@ -31,7 +44,7 @@ func TestDependencyDirection(t *testing.T) {
 				continue
 			}
 			for _, b := range bad {
-				if strings.HasPrefix(dep, b) {
+				if exact, ok := strings.CutSuffix(b, "$"); ok && dep == exact || !ok && strings.HasPrefix(dep, b) {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}

@@ -383,7 +383,7 @@ func openHeldStream(t *testing.T, g *gateway, hold string) (*bufio.Reader, strin
 }
 
 // groupSalt is the cache_salt the gateway sends for the keys of a cache
-// group (worker/cachegroup.go: base64url of SHA-256 of a fixed prefix and
+// group (proxy/cachegroup.go: base64url of SHA-256 of a fixed prefix and
 // the group's name), written here from docs/internals.md's description.
 func groupSalt(group string) string {
 	sum := sha256.Sum256([]byte("sluice cache group\x00" + group))

@@ -18,7 +18,7 @@ import (
 
 // Slow and idle clients are shed (issue 18, item 5), each tried with a raw
 // TCP client: what hertz's and netpoll's options really bound is not what
-// their names say (see worker/client.go).
+// their names say (see proxy/client.go).
 
 // dialRaw opens a TCP connection to the gateway, closed when the test ends.
 func dialRaw(t *testing.T, g *gateway) net.Conn {

@@ -11,6 +11,7 @@ import (
 	hnetpoll "github.com/cloudwego/hertz/pkg/network/netpoll"
 	"github.com/cloudwego/netpoll"
 
+	"github.com/sluice-gw/sluice/proxy"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -37,7 +38,7 @@ type connTracker struct {
 	// worker_connections, and sluice_client_connections.
 	cell   *shm.Cell
 	col    int
-	bounds *clientBounds
+	bounds *connBounds
 }
 
 type connState struct {
@@ -68,9 +69,10 @@ func (st *connState) idle(now time.Time) bool {
 	return now.UnixNano()-st.lastDone.Load() > int64(idleGrace)
 }
 
-type connStateKey struct{}
+// ClientAddr is the client's address (proxy.Conn).
+func (st *connState) ClientAddr() string { return st.addr }
 
-func newConnTracker(bursts *closeBurst, bounds *clientBounds, cell *shm.Cell, col int) *connTracker {
+func newConnTracker(bursts *closeBurst, bounds *connBounds, cell *shm.Cell, col int) *connTracker {
 	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts, bounds: bounds, cell: cell, col: col}
 }
 
@@ -112,12 +114,12 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 			return nil
 		})
 	}
-	return context.WithValue(context.Background(), connStateKey{}, st)
+	return context.WithValue(context.Background(), proxy.ConnKey{}, st)
 }
 
 // markBusy is middleware: the connection is busy while a handler runs.
 func (t *connTracker) markBusy(ctx context.Context, c *app.RequestContext) {
-	st, _ := ctx.Value(connStateKey{}).(*connState)
+	st, _ := ctx.Value(proxy.ConnKey{}).(*connState)
 	if st == nil {
 		c.Next(ctx)
 		return

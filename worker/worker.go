@@ -6,18 +6,16 @@
 package worker
 
 import (
+	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,11 +24,10 @@ import (
 	"github.com/cloudwego/hertz/pkg/common/hlog"
 	"github.com/cloudwego/hertz/pkg/network/netpoll"
 
-	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
-	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/hotreload"
+	"github.com/sluice-gw/sluice/proxy"
 	"github.com/sluice-gw/sluice/shm"
-	"github.com/sluice-gw/sluice/worker/tracing"
 )
 
 // Options is what a worker is handed by the supervisor.
@@ -55,129 +52,48 @@ type Options struct {
 	Generation int64
 }
 
-// gateway is the state a worker's request handlers share.
-type gateway struct {
-	routes atomic.Pointer[routeTable]
-	region *shm.Region
-	col    int
-	queues *queues
-	// bodyBytes is the shared gauge of request bodies kept for retries;
-	// spilled the gauge of those in temporary files and their count.
-	bodyBytes, spilled *shm.Cell
-	// memBodies is the bytes of request bodies this worker holds in memory,
-	// held under bodyMemory by spilling to files in bodyTempDir (nil: off).
-	memBodies, bodyMemory atomic.Int64
-	bodyTempDir           atomic.Pointer[string]
-	spillWarned           atomic.Int64 // when a failing temporary file was last logged (unix ns)
-	// fleet holds the number of gateway replicas key limits are shared by.
-	fleet *shm.Cell
-	// genCell's mark in this worker's column is the oldest configuration
-	// generation a running request may still use (see publishGenerations).
-	genCell *shm.Cell
-	// goroutines' mark in this worker's column is its goroutine count
-	// (sluice_worker_goroutines), published with the generation.
-	goroutines *shm.Cell
-	usage      *usageLog
-	meter      *requestMeter                  // /metrics counters and histograms; nil: none (unit tests)
-	tracer     atomic.Pointer[tracing.Tracer] // nil: tracing off
-	slot       int                            // the worker's slot, for its spans' resource
-	log        *slog.Logger
-	maxBody    atomic.Int64
-	// client holds the client-side bounds: timeouts, worker_connections.
-	client clientBounds
-	// shutdownTimeout is the running configuration's shutdown_timeout,
-	// read when the drain begins (a reload may have changed it).
-	shutdownTimeout atomic.Int64
-	started         time.Time
-
-	applyMu    sync.Mutex    // one reload at a time
-	retired    []*routeTable // tables replaced by a reload, until no request runs on them
-	stopHealth func()        // ends the current table's health checks (checkHealth)
-
-	idPrefix string
-	idSeq    atomic.Uint64
-}
-
 // Run serves until ctx is cancelled, then stops accepting, lets in-flight
 // requests and streams finish for up to shutdown_timeout, and returns.
 func Run(ctx context.Context, o Options) error {
 	cfg := o.Config
-	usage, err := openUsageLog(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
-	if err != nil {
-		return fmt.Errorf("usage_log: %w", err)
-	}
-	defer usage.close()
-	fctx, stopFlusher := context.WithCancel(context.Background())
-	defer stopFlusher()
-	go usage.runFlusher(fctx)
-
 	region := o.Region
 	if region == nil {
-		r, err := privateRegion(cfg)
+		r, err := proxy.PrivateRegion(cfg)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
 		region = r
 	}
-
-	var rnd [4]byte
-	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
-	g := &gateway{
-		usage:    usage,
-		region:   region,
-		col:      o.Column,
-		queues:   newQueues(o.Column, region, o.WakeWrite),
-		meter:    newRequestMeter(meter.NewRecorder(region, o.Column)),
-		slot:     o.Slot,
-		log:      o.Log,
-		started:  time.Now(),
-		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
-	}
-	g.setBodyLimits(cfg)
-	g.client.set(cfg)
-	g.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
+	// The process's own settings; a reload changes them in serveControl.
+	var bounds connBounds
+	bounds.set(cfg)
+	var shutdownTimeout atomic.Int64 // read when the drain begins
+	shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	debug.SetGCPercent(cfg.GOGC)
-	g.setTracer(cfg.Tracing, o.Slot)
-	defer g.flushTraces()
-	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
-	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
-	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
-	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
-		return fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
-			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
-	}
-	routes, err := compileRoutes(cfg, region, g.queues, g.log)
+
+	g, err := proxy.New(proxy.Options{Config: cfg, Generation: o.Generation, Region: region,
+		Column: o.Column, Slot: o.Slot, WakeWrite: o.WakeWrite, Log: o.Log})
 	if err != nil {
 		return err
 	}
-	routes.gen = o.Generation
-	g.routes.Store(routes)
-	g.genCell.SetMark(g.col, routes.gen)
+	defer g.Close()
 	qctx, stopQueues := context.WithCancel(context.Background())
 	defer stopQueues()
-	go g.queues.run(qctx)
-	if o.WakeRead != nil {
-		go g.queues.listen(o.WakeRead)
-	}
-	// Health checks run for the worker's life; the first round completes
-	// before the worker reports ready.
-	g.stopHealth = checkHealth(routes, o.Log)
-	defer func() { g.applyMu.Lock(); g.stopHealth(); g.applyMu.Unlock() }()
-	go g.publishGenerations(qctx)
+	g.Start(qctx, o.WakeRead)
 	// SIGUSR1: reopen the usage log (logrotate renamed it).
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
 	go func() {
 		for range usr1 {
-			if err := g.usage.reopen(); err != nil {
+			if err := g.ReopenUsageLog(); err != nil {
 				o.Log.Error("reopen usage_log", "err", err)
 			}
 		}
 	}()
 	if o.Control != nil {
-		go g.serveControl(o.Control)
+		go serveControl(o.Control, g, &bounds, &shutdownTimeout, o.Log)
 	}
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
@@ -187,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 	if connCell == nil {
 		return fmt.Errorf("shared region lacks the cell %s", shm.ConnCell)
 	}
-	conns := newConnTracker(bursts, &g.client, connCell, g.col)
+	conns := newConnTracker(bursts, &bounds, connCell, o.Column)
 	go conns.sweep(qctx) // client_header_timeout
 	gate, err := newAcceptGate(o.Listener)
 	if err != nil {
@@ -210,8 +126,8 @@ func Run(ctx context.Context, o Options) error {
 		// keepalive_timeout: hertz waits this long for a keep-alive
 		// connection's next request (its first bytes), then closes it.
 		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
-		// The whole head; a line of it is bounded by checkHead.
-		server.WithMaxHeaderBytes(maxHeadBytes),
+		// The whole head; a line of it is bounded by proxy's CheckHead.
+		server.WithMaxHeaderBytes(proxy.MaxHeadBytes),
 		// hertz would otherwise read a multipart/form-data body whole,
 		// into memory and files, before any handler runs: before the key
 		// is checked and unbounded by max_body. The body is the proxy's
@@ -225,9 +141,9 @@ func Run(ctx context.Context, o Options) error {
 		server.WithHandleMethodNotAllowed(true),
 	)
 	h.Name = "sluice" // the Server header
-	h.ContinueHandler = g.mayContinue
-	h.Use(conns.markBusy, g.checkHead)
-	g.register(h)
+	h.ContinueHandler = g.MayContinue
+	h.Use(conns.markBusy, g.CheckHead)
+	g.Register(h)
 	h.OnRun = append(h.OnRun, func(context.Context) error {
 		if o.Ready != nil {
 			o.Ready()
@@ -263,7 +179,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cause := context.Cause(ctx)
 	handover := cause == ErrHandover
-	shutdown := time.Duration(g.shutdownTimeout.Load())
+	shutdown := time.Duration(shutdownTimeout.Load())
 	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
@@ -312,24 +228,36 @@ var ErrHandover = errors.New("hand-over")
 // gracefulForever is the drain deadline of a graceful stop: none, in effect.
 const gracefulForever = 100 * 365 * 24 * time.Hour
 
-// privateRegion is a region of this process alone, for a worker run
-// without a supervisor (tests).
-func privateRegion(cfg *config.Config) (*shm.Region, error) {
-	r, err := shm.CreateWith(max(cfg.ShmCells, cfg.CellsNeeded()), 1, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries()})
-	if err != nil {
-		return nil, err
+// serveControl reads reload frames (hotreload.Frame) from the supervisor
+// until the socket closes, applies each to the gateway and to the
+// process's own settings (the connection bounds, shutdown_timeout, GOGC),
+// and answers it.
+func serveControl(conn *os.File, g *proxy.Gateway, bounds *connBounds, shutdownTimeout *atomic.Int64, log *slog.Logger) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for {
+		f, err := hotreload.ReadConfig(r)
+		if err != nil {
+			if err != io.EOF {
+				log.Error("control socket", "err", err)
+			}
+			return
+		}
+		gen := f.Gen
+		cfg, err := f.Config()
+		if err == nil {
+			err = g.Apply(cfg, gen)
+		}
+		if err == nil {
+			bounds.set(cfg)
+			shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
+			debug.SetGCPercent(cfg.GOGC)
+		}
+		if err != nil {
+			log.Error("reload failed in this worker", "generation", gen, "err", err)
+		} else {
+			log.Info("configuration applied", "generation", gen)
+		}
+		hotreload.WriteReply(conn, gen, err) //nolint:errcheck // the supervisor times out on a lost answer
 	}
-	if err := cells.Alloc(r, cfg); err != nil {
-		r.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-// nextRequestID returns a request id unique across workers and restarts.
-func (g *gateway) nextRequestID() string {
-	b := make([]byte, 0, 32)
-	b = append(b, g.idPrefix...)
-	b = strconv.AppendUint(b, g.idSeq.Add(1), 36)
-	return string(b)
 }

@@ -1,0 +1,528 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/upstream"
+)
+
+// This file is phases 9 and 10 — a slot, then the request sent upstream —
+// tried on the next candidate while nothing has gone to the client. The
+// loop is callUpstream; one try is attempt; what a try's outcome means
+// (answer, retry, eject, fail) is classify's alone to decide.
+
+// callUpstream runs phases 9 and 10: attempts, in candidate order, until
+// one's answer can go to the client or none is left to try. Each attempt
+// takes a slot (waiting in the queue if need be) and gives it back when
+// that attempt ends.
+func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
+	m := x.model
+	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
+	x.upCtx, x.cancel = upCtx, cancel
+	x.total = time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
+	x.deadline = time.Now().Add(m.total)
+	if x.scan.Stream {
+		x.idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
+		x.idleFor = m.streamIdle
+	}
+	x.firstTokenArmed = x.scan.Stream && m.firstToken > 0 // opt-in, one retry at most
+	for n := 0; ; n++ {
+		if done, e := g.attempt(ctx, c, x, n); done {
+			return e
+		}
+	}
+}
+
+// attempt is the n-th try: a slot on the first free of the candidates in
+// the try's order (attempt n prefers the n-th candidate: backends already
+// tried go last), the request sent, the answer's head read (and a
+// stream's first bytes, under first_token_deadline). done is false when
+// the request is to be tried again; else e is the client's error, or nil
+// with x.res the answer to relay.
+func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
+	rec := &x.rec
+	var rotated [16]*backendRoute
+	k := n % len(x.candidates)
+	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)
+	if x.pinned { // the k-th candidate and no other: it may hold the stored response
+		order = order[:1]
+	}
+	if x.owners != nil {
+		x.model = x.owners[k]
+		rec.model = x.model.name
+	}
+	m := x.model
+	// Until this attempt's send the body is not read: a spilled one's
+	// pages leave memory while the request waits for a slot.
+	x.held.idle()
+	var b *backendRoute
+	var slotOf *modelRoute // the model whose slot on b this attempt holds; nil: none
+	if x.api.byID {
+		// A stored response's retrieval or cancel costs the backend
+		// little, and a cancel must not wait behind the work it cancels:
+		// no slot.
+		b = order[0]
+	} else {
+		var e *apiError
+		// The key's fair-queue finish tag is charged once, at the first
+		// slot (a retry's slot is the same request's): the prompt's
+		// estimate and what the key's requests use beyond it, as a rule.
+		charge := int64(0)
+		if x.charged == 0 {
+			x.chargedPrompt = x.promptEstimate()
+			charge = x.chargedPrompt + x.key.fair.expectedRest()
+		}
+		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
+			return true, e
+		}
+		x.charged += charge
+		slotOf = m
+	}
+	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
+	rec.backend = b.url
+	rec.attempts++
+	rec.tried = append(rec.tried, b.url)
+	// An attempt is ended by closing its response (or by Do's failure);
+	// it needs a context of its own only for the first-token deadline.
+	actx, acancel := x.upCtx, noCancel
+	var ft *firstTokenTimer
+	if x.firstTokenArmed {
+		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
+		ft = startFirstTokenTimer(m.firstToken, acancel)
+	}
+	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
+	sent := time.Now()
+	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.requestID})
+	var headers time.Duration // to the answer's head: none when it failed
+	if err == nil {
+		headers = time.Since(sent)
+	}
+	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
+		x.prefix, err = readFirst(res.Body, x.api.format)
+		if !ft.arrived() {
+			err = errFirstToken
+		}
+		if err != nil {
+			// The head came but no first event: this response is done
+			// with, whatever comes next (a retry, or an error). Left
+			// open, its connection stayed open for good (an fd per
+			// request: TestNoLeakOnFailurePaths).
+			res.Body.Close()
+			res, x.prefix = nil, nil
+		}
+	}
+	ft.stop()
+	if res != nil {
+		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
+	}
+	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
+	result := attemptResult{
+		err:        err,
+		res:        res,
+		clientGone: ctx.Err() != nil,
+		timeout:    timedOut(x.upCtx),
+		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
+		triesLeft:  n < m.retries,
+		holderLeft: x.pinned && n+1 < len(x.candidates),
+		holderDown: x.holderDown,
+		keysOut:    keysOut,
+		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
+	}
+	o := classify(x, result)
+	failure := failureOf(result)
+	g.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
+	if span != nil {
+		status := 0
+		if res != nil {
+			status = res.StatusCode
+		}
+		span.End(status, failureNames[failure])
+	}
+	if o.answer {
+		x.res, x.acancel, x.slotOf, x.backend = res, acancel, slotOf, b
+		return true, nil
+	}
+	if o.holderDown != 0 {
+		x.holderDown = o.holderDown
+	}
+	if res != nil {
+		res.Body.Close()
+	}
+	acancel(nil)
+	if slotOf != nil {
+		g.queues.releaseSlot(slotOf, b)
+	}
+	if o.eject {
+		out := b.eject(time.Now())
+		g.log.Warn("upstream request failed; backend out of rotation", "backend", b.url,
+			"attempt", n+1, "for", out.String(), "err", err)
+	}
+	switch {
+	case o.firstTokenRetry:
+		// Nothing went to the client: cancel on this backend (it sees
+		// the close) and try the next one, once, without a deadline.
+		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
+		x.firstTokenArmed, rec.firstTokenRetry = false, true
+	case o.retry && res != nil && res.StatusCode == http.StatusNotFound:
+		g.log.Debug("backend does not hold the stored response; asking the next", "backend", b.url)
+	case o.retry && res != nil:
+		g.log.Warn("upstream answered with an error; retrying", "backend", b.url, "status", res.StatusCode, "attempt", n+1)
+	}
+	return !o.retry, o.fail
+}
+
+// attemptResult is what one attempt came to, as classify reads it.
+type attemptResult struct {
+	err        error          // sending, or reading a stream's first bytes, failed
+	res        *http.Response // the backend's answer (nil when err)
+	clientGone bool           // the client went away
+	timeout    error          // the gateway's own timeout that ended the request, if one did
+	firstToken bool           // first_token_deadline passed before the stream's first bytes
+	triesLeft  bool           // the model's retries allow another attempt
+	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
+	holderDown int            // a candidate asked before failed otherwise than with a 404 (its status; 502: no answer): it may hold the stored response
+	keysOut    bool           // the backend answered, and has no provider key usable now (its last one was rate limited)
+	othersUp   bool           // another candidate is in rotation (read only when the attempt failed, or keysOut)
+}
+
+// outcome is what an attempt's result means. answer: the backend's
+// answer goes to the client, whatever its status. Else retry says whether
+// another attempt follows, eject whether this backend leaves rotation
+// (passive health), and fail is the client's error when none follows.
+type outcome struct {
+	answer          bool
+	retry           bool
+	firstTokenRetry bool
+	eject           bool
+	fail            *apiError
+	// holderDown: a request that needs a stored response moves on from a
+	// candidate that failed without saying it lacks the response (its
+	// status; 502: no answer): that candidate may be the holder, and the
+	// others' 404 must not be the client's answer.
+	holderDown int
+}
+
+// classify decides what an attempt's result means: the one place where a
+// failure's status, code and source (client, upstream, gateway) are set,
+// and whether it may be retried or eject the backend (pingora-error's
+// ErrorSource and retry flag, as one function).
+//
+//   - The client left while the attempt failed: nothing more (499).
+//   - The gateway's own timeout (total, stream idle): 504, never retried —
+//     the time is spent — and never an ejection: the backend is slow, not
+//     down.
+//   - first_token_deadline passed: retried once on the next backend,
+//     beyond retries; no ejection.
+//   - A stream that ended before its first byte: 502; not retried (the
+//     backend took the request; running it twice could bill twice).
+//   - No connection or no answer's head: the backend is ejected, and the
+//     request retried while retries last and a candidate is in rotation
+//     (else it would wait for the ejected one); else 502.
+//   - No provider key of the backend usable (api_keys_env: every key
+//     refused, or resting after a 429): the next backend while retries
+//     last, without an ejection; else 502.
+//   - A 404 to a request that needs a stored response (recall.go): the
+//     next candidate may hold it, beyond retries, until all were asked;
+//     no ejection. The last 404 goes to the client — unless a candidate
+//     failed otherwise (429, 5xx, no answer): it may be the holder, so
+//     the client gets that status (stored_response_unavailable), which
+//     says to try again, not that the response does not exist.
+//   - An answer of 429 or 5xx (retryableStatus): retried while retries
+//     last, else relayed as the backend gave it. From a backend left
+//     without a usable provider key (a last 429), only on another
+//     candidate in rotation: the same backend is out of candidacy, and
+//     the retry would wait in the queue until its keys' rest ends.
+//   - Any other answer goes to the client.
+func classify(x *exchange, r attemptResult) outcome {
+	o := meaning(x, r)
+	if x.pinned && o.retry && (r.res == nil || r.res.StatusCode != http.StatusNotFound) {
+		o.holderDown = http.StatusBadGateway
+		if r.res != nil {
+			o.holderDown = r.res.StatusCode
+		}
+	}
+	return o
+}
+
+// meaning is classify's table, one case per row of its comment.
+func meaning(x *exchange, r attemptResult) outcome {
+	switch {
+	case r.clientGone && r.err != nil:
+		return outcome{fail: errClientClosed}
+	case r.timeout != nil && r.err != nil:
+		return outcome{fail: errTimeout(x.model, r.timeout)}
+	case r.firstToken:
+		return outcome{retry: true, firstTokenRetry: true}
+	case r.err == errReadFirst:
+		return outcome{fail: errUpstream(http.StatusBadGateway, "upstream_failed",
+			"The backend closed the stream before its first event.")}
+	case r.err == errNoProviderKey:
+		// Not the backend's failure: its keys are out (it is out of
+		// rotation for as long, by healthy), so no ejection.
+		if r.triesLeft && r.othersUp {
+			return outcome{retry: true}
+		}
+		return outcome{fail: errUpstream(http.StatusBadGateway, "provider_keys_unusable",
+			fmt.Sprintf("Every provider key of the backend for model `%s` was refused or is rate limited.", x.model.name))}
+	case r.err != nil:
+		if r.triesLeft && r.othersUp {
+			return outcome{retry: true, eject: true}
+		}
+		return outcome{eject: true, fail: errUpstream(http.StatusBadGateway, "upstream_unreachable",
+			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
+	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
+		return outcome{retry: true}
+	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
+		return outcome{fail: errUpstream(r.holderDown, "stored_response_unavailable",
+			fmt.Sprintf("A backend that may hold the stored response is unavailable (%d) and no other holds it; try again later.", r.holderDown))}
+	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
+		return outcome{retry: true}
+	}
+	return outcome{answer: true}
+}
+
+// isEventStream reports whether a backend answer is an SSE stream.
+func isEventStream(res *http.Response) bool {
+	return strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+}
+
+// noCancel is the cancel of an attempt without a context of its own.
+func noCancel(error) {}
+
+// errFirstToken: a stream's first event did not arrive by first_token_deadline.
+var errFirstToken = errors.New("first token deadline")
+
+// errReadFirst: a stream ended before its first byte.
+var errReadFirst = errors.New("stream ended before its first byte")
+
+// readFirst reads a stream's first bytes: for a Responses stream, on to
+// its first content event (up to firstMax bytes), since vLLM sends
+// response.created and response.in_progress before the model generated
+// anything — they are not its first token, and first_token_deadline must
+// not take them for one.
+func readFirst(body io.Reader, f sse.Format) ([]byte, error) {
+	buf := make([]byte, 4<<10)
+	n, err := body.Read(buf)
+	if n == 0 {
+		if err == nil || err == io.EOF {
+			err = errReadFirst
+		}
+		return nil, err
+	}
+	if f != sse.Responses {
+		return buf[:n], nil
+	}
+	// Each read's bytes are split and inspected once, as they come: a
+	// backend trickling a byte a read costs no more than one sending the
+	// same bytes at once.
+	var split sse.Splitter
+	content := false
+	inspect := func(p []byte) {
+		split.Feed(p, func(event []byte, whole bool) {
+			content = content || whole && sse.InspectAs(f, event).HasContent
+		})
+	}
+	inspect(buf[:n])
+	for n < firstMax && !content {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		var m int
+		m, err = body.Read(buf[n:])
+		inspect(buf[n : n+m])
+		n += m
+		if err != nil {
+			break // the relay meets it again; a deadline that fired is the caller's to see
+		}
+	}
+	return buf[:n], nil
+}
+
+// firstMax bounds what readFirst reads looking for a first content event.
+const firstMax = 64 << 10
+
+// firstTokenTimer cancels an attempt whose stream has not started by the
+// deadline. Whichever comes first — the first bytes or the deadline — wins,
+// exactly once, so a stream is never cancelled after it began.
+type firstTokenTimer struct {
+	state atomic.Int32 // 0 waiting, 1 arrived, 2 deadline passed
+	t     *time.Timer
+}
+
+func startFirstTokenTimer(d time.Duration, cancel context.CancelCauseFunc) *firstTokenTimer {
+	ft := &firstTokenTimer{}
+	ft.t = time.AfterFunc(d, func() {
+		if ft.state.CompareAndSwap(0, 2) {
+			cancel(errFirstToken)
+		}
+	})
+	return ft
+}
+
+// arrived records the first bytes; false when the deadline won.
+func (ft *firstTokenTimer) arrived() bool {
+	ft.t.Stop()
+	return ft.state.CompareAndSwap(0, 1) || ft.state.Load() == 1
+}
+
+func (ft *firstTokenTimer) stop() {
+	if ft != nil {
+		ft.t.Stop()
+		ft.state.CompareAndSwap(0, 1)
+	}
+}
+
+// Causes of an upstream request ended by the gateway's own timeouts.
+var (
+	errTotalTimeout = errors.New("total timeout")
+	errStreamIdle   = errors.New("stream idle timeout")
+)
+
+// timedOut returns which timeout ended the upstream request, if one did.
+func timedOut(upCtx context.Context) error {
+	switch c := context.Cause(upCtx); c {
+	case errTotalTimeout, errStreamIdle:
+		return c
+	}
+	return nil
+}
+
+// brokenOff is the error of an answer (what: "stream", "answer") that ended
+// after it began: the gateway's timeout if one ended it, else broken.
+func brokenOff(upCtx context.Context, what string, broken *apiError) *apiError {
+	if to := timedOut(upCtx); to != nil {
+		return errUpstream(http.StatusGatewayTimeout, "upstream_timeout", "The "+what+" was stopped: "+to.Error()+".")
+	}
+	return broken
+}
+
+// errTimeout is the 504 for a timeout before anything reached the client.
+func errTimeout(m *modelRoute, cause error) *apiError {
+	limit := m.total
+	if cause == errStreamIdle {
+		limit = m.streamIdle
+	}
+	return errUpstream(http.StatusGatewayTimeout, "upstream_timeout",
+		fmt.Sprintf("The backend of model `%s` did not answer in time (%s: %s).", m.name, cause, limit))
+}
+
+// retryableStatus: answers worth another backend — overload, and server
+// errors (vLLM answers 500/503 while it restarts or runs out of memory).
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+// statusClientClosed is nginx's 499: the client closed the connection.
+const statusClientClosed = 499
+
+// send sends the attempt's request to b. A backend with provider keys
+// (api_keys_env) gets the next key in rotation; one the provider refuses
+// (401/403) or rate limits (429) is reported, and the request goes again
+// with the next key — nothing has reached the client. With no key left it
+// fails with errNoProviderKey, except that a last 429 is returned as the
+// answer (classify retries it on the next backend, or relays it with the
+// provider's Retry-After).
+func (g *Gateway) send(ctx context.Context, c *app.RequestContext, b *backendRoute, call upstreamCall) (*http.Response, error) {
+	if b.keys == nil {
+		return g.sendUpstream(ctx, c, b, b.authHeader, call)
+	}
+	for {
+		k, ok := b.keys.Pick(g.region.Now())
+		if !ok {
+			return nil, errNoProviderKey
+		}
+		res, err := g.sendUpstream(ctx, c, b, k.Header(), call)
+		if err != nil {
+			return res, err
+		}
+		if !b.keys.Report(k, res.StatusCode, res.Header.Get("Retry-After"), g.region.Now()) {
+			// Served; or refused with no key left. The provider's 401 or
+			// 403 is about its key, not the client's: never relayed.
+			if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+				res.Body.Close()
+				return nil, errNoProviderKey
+			}
+			return res, nil
+		}
+		if !b.keys.UsableNow() {
+			if res.StatusCode == http.StatusTooManyRequests {
+				return res, nil
+			}
+			res.Body.Close()
+			return nil, errNoProviderKey
+		}
+		g.log.Warn("provider key refused or rate limited; sending with the next", "backend", b.url, "key", k.Name(), "status", res.StatusCode)
+		res.Body.Close()
+	}
+}
+
+// errNoProviderKey: none of a backend's provider keys can be used now.
+var errNoProviderKey = errors.New("no provider key usable")
+
+// upstreamCall is what one attempt sends besides the client's headers.
+type upstreamCall struct {
+	body [][]byte // sent as it is, in its pieces
+	// trace, when not nil, is the attempt's trace context header lines,
+	// sent in place of the client's (nil: the client's traceparent, if
+	// any, goes as it came).
+	trace []byte
+	// requestID is the gateway's id of the request, sent as X-Request-Id
+	// in place of the client's: vLLM makes that header its own request id
+	// (the answer's id), which one client could set to another's.
+	requestID string
+}
+
+// sendUpstream sends the request to backend b and returns once the
+// response headers have arrived, with auth ("": none) as its
+// Authorization.
+func (g *Gateway) sendUpstream(ctx context.Context, c *app.RequestContext, b *backendRoute, auth string, call upstreamCall) (*http.Response, error) {
+	hdr := headerPool.Get().(*[]byte)
+	defer headerPool.Put(hdr)
+	h := appendRequestHeaders((*hdr)[:0], c, auth != "", call.trace != nil)
+	if auth != "" {
+		h = append(append(append(h, "Authorization: "...), auth...), "\r\n"...)
+	}
+	h = append(append(append(h, "X-Request-Id: "...), call.requestID...), "\r\n"...)
+	h = append(h, call.trace...)
+	*hdr = h
+	// The target is the path the gateway routed on (hertz's normalised
+	// one: "//v1/…", "/x/../v1/…" and needless escapes resolved) with the
+	// query: never another reading of the client's raw path.
+	return b.pool.Do(ctx, &upstream.Request{Method: methodOf(c), Target: string(c.Request.URI().RequestURI()), Header: h, Body: call.body})
+}
+
+// methodOf is the request's method among those the gateway routes, as a
+// constant string (no allocation per request).
+func methodOf(c *app.RequestContext) string {
+	switch string(c.Method()) {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodDelete:
+		return http.MethodDelete
+	}
+	return http.MethodPost
+}
+
+// headerPool holds the buffers the forwarded header lines are built in.
+var headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// anyHealthy reports whether one of bs other than but is in rotation at now.
+func anyHealthy(bs []*backendRoute, but *backendRoute, now time.Time) bool {
+	for _, b := range bs {
+		if b != but && b.healthy(now) {
+			return true
+		}
+	}
+	return false
+}

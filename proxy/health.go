@@ -1,0 +1,124 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Passive ejection, as nginx's max_fails/fail_timeout: a backend whose
+// connection failed (other than by a timeout) is out of rotation for
+// ejectMin, doubling with each further failure up to ejectMax, and back
+// when that time is up, on time alone; a passing active check resets the
+// doubling. Waiting for a check instead would keep every ejected backend
+// out for up to a whole health.interval (5 s by default), however brief
+// its failure; a backend still broken costs one failed attempt (retried on
+// the next backend) per ejection, and the active check, if it fails too,
+// keeps it out by itself until one passes.
+const (
+	ejectMin = time.Second
+	ejectMax = 30 * time.Second
+)
+
+// healthy reports whether b may be sent requests now.
+func (b *backendRoute) healthy(now time.Time) bool {
+	return b.passing(now) && (b.keys == nil || b.keys.UsableNow())
+}
+
+// passing reports whether b passes its health checks and is not ejected at
+// now: healthy, but for its provider keys.
+func (b *backendRoute) passing(now time.Time) bool {
+	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
+}
+
+// probeAuth is the Authorization value b's health checks send: its
+// api_key_env, or one of its api_keys_env; "" without.
+func (b *backendRoute) probeAuth() string {
+	if b.keys != nil {
+		return b.keys.ProbeHeader()
+	}
+	return b.authHeader
+}
+
+// eject takes b out of rotation after a connection failure.
+func (b *backendRoute) eject(now time.Time) time.Duration {
+	n := b.failures.Add(1)
+	d := ejectMin << min(n-1, 5)
+	d = min(d, ejectMax)
+	b.ejectedUntil.Store(now.Add(d).UnixNano())
+	return d
+}
+
+// checkHealth runs the active health checks of every backend of t until
+// stop is called: GET health.path every health.interval, up on a 2xx. The
+// first round runs before it returns, so a worker starts with a real view —
+// except for backends whose state a reload carried over: they keep it until
+// their next check.
+//
+// stop returns once every checker has ended, and closes the connections
+// they kept: each table (each reload, each backend change Nomad finds) has
+// checkers of its own, and the kept connections of a replaced table's
+// client (an fd and two goroutines of net/http's each) were never closed.
+func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}
+	client := &http.Client{Transport: transport}
+	var first, running sync.WaitGroup
+	for _, m := range t.order {
+		for _, b := range m.backends {
+			first.Add(1)
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				probe := func() {
+					timeout := min(m.healthInterval, 2*time.Second)
+					pctx, cancel := context.WithTimeout(ctx, timeout)
+					defer cancel()
+					up := false
+					req, err := http.NewRequestWithContext(pctx, http.MethodGet, b.url+m.healthPath, nil)
+					if auth := b.probeAuth(); err == nil && auth != "" {
+						// A hosted API's health path (such as /v1/models) wants the key.
+						req.Header.Set("Authorization", auth)
+					}
+					if err == nil {
+						var res *http.Response
+						if res, err = client.Do(req); err == nil {
+							io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+							res.Body.Close()
+							up = res.StatusCode >= 200 && res.StatusCode < 300
+						}
+					}
+					if up {
+						b.failures.Store(0)
+					}
+					if was := b.up.Swap(up); was != up && ctx.Err() == nil {
+						log.Info("backend health changed", "model", m.name, "backend", b.url, "healthy", up, "err", err)
+					}
+				}
+				if !b.carried {
+					probe()
+				}
+				first.Done()
+				tick := time.NewTicker(m.healthInterval)
+				defer tick.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+						probe()
+					}
+				}
+			}()
+		}
+	}
+	first.Wait()
+	return func() {
+		cancel()
+		running.Wait()
+		transport.CloseIdleConnections()
+	}
+}

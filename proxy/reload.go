@@ -1,0 +1,99 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/sluice-gw/sluice/config"
+)
+
+// Reload, the pipeline's side. The supervisor validates a new
+// configuration, allocates its cells and sends it to every worker over the
+// worker's control socket (worker/worker.go: serveControl); Apply compiles
+// a new route table over the same shared cells and swaps it in atomically.
+// A request finishes on the table it started on; the old table is retired
+// once no request runs on it.
+
+// acquireRoutes returns the current route table, counted as in use until
+// the caller releases it with refs.Add(-1).
+func (g *Gateway) acquireRoutes() *routeTable {
+	rt := g.routes.Load()
+	rt.refs.Add(1)
+	return rt
+}
+
+// Apply swaps in the configuration of generation gen: routes, limits, the
+// usage log, body and answer bounds, tracing. Health state carries over
+// for backends that stay; new backends are checked before the swap. A
+// generation at or below the running one is already applied: nil.
+func (g *Gateway) Apply(cfg *config.Config, gen int64) error {
+	g.applyMu.Lock()
+	defer g.applyMu.Unlock()
+	old := g.routes.Load()
+	if gen <= old.gen {
+		return nil // already running it (a worker started after the reload)
+	}
+	rt, err := compileRoutes(cfg, g.region, g.queues, g.log)
+	if err != nil {
+		return err
+	}
+	rt.gen = gen
+	rt.carryHealth(old)
+	stopHealth := checkHealth(rt, g.log)
+	if err := g.usage.retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
+		stopHealth()
+		return fmt.Errorf("usage_log: %w", err)
+	}
+	g.setBodyLimits(cfg)
+	g.client.set(cfg)
+	g.setTracer(cfg.Tracing, g.slot)
+	g.routes.Store(rt)
+	g.stopHealth()
+	g.stopHealth = stopHealth
+	old.retiredAt = time.Now()
+	g.retired = append(g.retired, old)
+	g.queues.prune(rt)
+	return nil
+}
+
+// retireGrace is how long a replaced table is assumed reachable by a
+// request that loaded it but has not yet counted itself on it.
+const retireGrace = 2 * time.Second
+
+// publishGenerations publishes, in this worker's column of the generation
+// cell, the oldest configuration generation a running request may still
+// use. The supervisor frees the cells of names a reload removed only once
+// every worker has moved past the generation that last had them.
+// It publishes the worker's goroutine count too (sluice_worker_goroutines).
+func (g *Gateway) publishGenerations(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if g.goroutines != nil {
+			g.goroutines.SetMark(g.col, int64(runtime.NumGoroutine()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		g.applyMu.Lock()
+		current := g.routes.Load()
+		oldest := current.gen
+		kept := g.retired[:0]
+		for _, rt := range g.retired {
+			if rt.refs.Load() > 0 || time.Since(rt.retiredAt) < retireGrace {
+				kept = append(kept, rt)
+				oldest = min(oldest, rt.gen)
+			} else {
+				rt.closePools(current)
+			}
+		}
+		clear(g.retired[len(kept):])
+		g.retired = kept
+		g.genCell.SetMark(g.col, oldest)
+		g.applyMu.Unlock()
+	}
+}
