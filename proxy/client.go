@@ -35,7 +35,7 @@ import (
 // clientBounds are the running configuration's bounds on a request's
 // body and answer, read by every request (a reload stores new ones: they
 // apply to the bodies and answers that come after it). The head's and the
-// connections' bounds are the worker's (worker/conns.go).
+// connections' bounds are the worker's (worker/bounds.go).
 type clientBounds struct {
 	body, send atomic.Int64 // client_body_timeout, send_timeout (ns)
 }
