@@ -141,7 +141,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	o := classify(x, result)
 	failure := failureOf(result)
-	g.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
+	g.records.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
 	if span != nil {
 		status := 0
 		if res != nil {

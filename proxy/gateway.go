@@ -12,17 +12,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
-	"github.com/sluice-gw/sluice/proxy/tracing"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -40,47 +39,52 @@ type Options struct {
 	// worker with no others to wake).
 	WakeWrite []int
 	Log       *slog.Logger
+	// Backends is how the gateway reaches its backends (zero: over the
+	// network).
+	Backends Backends
+	// UsageSink, when set, takes the usage lines whatever usage_log says,
+	// and keeps them across reloads (a test, a program embedding the
+	// pipeline). Each Write is whole lines.
+	UsageSink io.Writer
 }
 
-// Gateway is the state a worker's request handlers share.
+// Gateway is the state a worker's request handlers share, each part in a
+// type of its own that owns it.
 type Gateway struct {
-	routes atomic.Pointer[routeTable]
-	region *shm.Region
-	col    int
-	queues *queues
-	// bodyBytes is the shared gauge of request bodies kept for retries;
-	// spilled the gauge of those in temporary files and their count.
-	bodyBytes, spilled *shm.Cell
-	// memBodies is the bytes of request bodies this worker holds in memory,
-	// held under bodyMemory by spilling to files in bodyTempDir (nil: off).
-	memBodies, bodyMemory atomic.Int64
-	bodyTempDir           atomic.Pointer[string]
-	spillWarned           atomic.Int64 // when a failing temporary file was last logged (unix ns)
+	routes  routeState // the route table, its reloads and health checks (reload.go)
+	region  *shm.Region
+	col     int // this worker's column in every shared cell
+	queues  *queues
+	bodies  bodyStore    // request bodies kept for retries (body.go)
+	marks   workerMarks  // what the worker publishes in the region, and the fleet size it reads
+	records recorder     // usage lines, the meter, request ids
+	tracer  tracerState  // trace.go
+	client  clientBounds // the bounds on a request's body and answer (client.go)
+	log     *slog.Logger
+	started time.Time
+}
+
+// workerMarks are the region's cells of the worker as a whole.
+type workerMarks struct {
 	// fleet holds the number of gateway replicas key limits are shared by.
 	fleet *shm.Cell
-	// genCell's mark in this worker's column is the oldest configuration
-	// generation a running request may still use (see publishGenerations).
-	genCell *shm.Cell
+	// generation's mark in this worker's column is the oldest
+	// configuration generation a running request may still use (see
+	// publishGenerations).
+	generation *shm.Cell
 	// goroutines' mark in this worker's column is its goroutine count
-	// (sluice_worker_goroutines), published with the generation.
+	// (sluice_worker_goroutines), published with the generation; nil in a
+	// region older than it: not published.
 	goroutines *shm.Cell
-	usage      *usageLog
-	meter      *requestMeter                  // /metrics counters and histograms; nil: none (unit tests)
-	tracer     atomic.Pointer[tracing.Tracer] // nil: tracing off
-	slot       int                            // the worker's slot, for its spans' resource
-	log        *slog.Logger
-	maxBody    atomic.Int64
-	// client holds the bounds on a request's body and answer.
-	client  clientBounds
-	started time.Time
+}
 
-	applyMu    sync.Mutex    // one reload at a time
-	retired    []*routeTable // tables replaced by a reload, until no request runs on them
-	stopHealth func()        // ends the current table's health checks (checkHealth)
-
-	idPrefix string
-	idSeq    atomic.Uint64
-
+// recorder is what writes down each request: its id, its usage line, its
+// place in the metrics.
+type recorder struct {
+	usage       *usageLog
+	meter       *requestMeter // /metrics counters and histograms; nil: none (unit tests)
+	idPrefix    string
+	idSeq       atomic.Uint64
 	stopFlusher context.CancelFunc // ends the usage log's flusher
 }
 
@@ -92,43 +96,47 @@ func New(o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("usage_log: %w", err)
 	}
+	if o.UsageSink != nil {
+		usage.sinkTo(o.UsageSink)
+	}
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &Gateway{
-		usage:    usage,
-		region:   region,
-		col:      o.Column,
-		queues:   newQueues(o.Column, region, o.WakeWrite),
-		meter:    newRequestMeter(meter.NewRecorder(region, o.Column)),
-		slot:     o.Slot,
-		log:      o.Log,
-		started:  time.Now(),
-		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
+		region:  region,
+		col:     o.Column,
+		queues:  newQueues(o.Column, region, o.WakeWrite),
+		log:     o.Log,
+		started: time.Now(),
+		records: recorder{usage: usage, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
+			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
+		bodies: bodyStore{col: o.Column, log: o.Log,
+			bytes: region.Lookup(shm.BodyBytesCell), spilled: region.Lookup(shm.BodySpillCell)},
+		marks: workerMarks{fleet: region.Lookup(shm.FleetCell), generation: region.Lookup(shm.GenerationCell),
+			goroutines: region.Lookup(shm.WorkerGoroutinesCell)},
 	}
-	g.stopFlusher = func() {}
-	g.stopHealth = func() {}
-	g.setBodyLimits(cfg)
+	g.routes.reach = o.Backends
+	g.records.stopFlusher = func() {}
+	g.routes.stopHealth = func() {}
+	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
-	g.setTracer(cfg.Tracing, o.Slot)
-	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
-	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
-	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
-	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
+	g.tracer.slot = o.Slot
+	g.setTracer(cfg.Tracing)
+	if g.bodies.bytes == nil || g.bodies.spilled == nil || g.marks.generation == nil || g.marks.fleet == nil {
 		g.Close()
 		return nil, fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
 			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
 	}
-	routes, err := compileRoutes(cfg, region, g.queues, g.log)
+	routes, err := compileRoutes(cfg, region, g.queues, o.Backends, g.log)
 	if err != nil {
 		g.Close()
 		return nil, err
 	}
 	routes.gen = o.Generation
-	g.routes.Store(routes)
-	g.genCell.SetMark(g.col, routes.gen)
+	g.routes.current.Store(routes)
+	g.marks.generation.SetMark(g.col, routes.gen)
 	// Health checks run for the gateway's life; the first round completes
 	// before New returns (before the worker reports ready).
-	g.stopHealth = checkHealth(routes, o.Log)
+	g.routes.stopHealth = checkHealth(routes, o.Backends, o.Log)
 	return g, nil
 }
 
@@ -137,8 +145,8 @@ func New(o Options) (*Gateway, error) {
 // for none), and the publication of generations and goroutines.
 func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	fctx, stop := context.WithCancel(context.Background())
-	g.stopFlusher = stop
-	go g.usage.runFlusher(fctx) // until Close: the last lines are flushed there
+	g.records.stopFlusher = stop
+	go g.records.usage.runFlusher(fctx) // until Close: the last lines are flushed there
 	go g.queues.run(ctx)
 	if wakeRead != nil {
 		go g.queues.listen(wakeRead)
@@ -149,17 +157,17 @@ func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 // Close ends the health checks, flushes the spans and the usage log, and
 // closes it. Requests still running may write no more usage lines.
 func (g *Gateway) Close() {
-	g.applyMu.Lock()
-	g.stopHealth()
-	g.applyMu.Unlock()
+	g.routes.mu.Lock()
+	g.routes.stopHealth()
+	g.routes.mu.Unlock()
 	g.flushTraces()
-	g.stopFlusher()
-	g.usage.close()
+	g.records.stopFlusher()
+	g.records.usage.close()
 }
 
 // ReopenUsageLog reopens the usage log at its path (SIGUSR1: logrotate
 // renamed it).
-func (g *Gateway) ReopenUsageLog() error { return g.usage.reopen() }
+func (g *Gateway) ReopenUsageLog() error { return g.records.usage.reopen() }
 
 // ConnKey is the context key under which the worker keeps its record of
 // a client connection (hertz hands each request its connection's
@@ -187,10 +195,10 @@ func PrivateRegion(cfg *config.Config) (*shm.Region, error) {
 	return r, nil
 }
 
-// nextRequestID returns a request id unique across workers and restarts.
-func (g *Gateway) nextRequestID() string {
+// nextID returns a request id unique across workers and restarts.
+func (r *recorder) nextID() string {
 	b := make([]byte, 0, 32)
-	b = append(b, g.idPrefix...)
-	b = strconv.AppendUint(b, g.idSeq.Add(1), 36)
+	b = append(b, r.idPrefix...)
+	b = strconv.AppendUint(b, r.idSeq.Add(1), 36)
 	return string(b)
 }

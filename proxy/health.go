@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -62,10 +60,12 @@ func (b *backendRoute) eject(now time.Time) time.Duration {
 // they kept: each table (each reload, each backend change Nomad finds) has
 // checkers of its own, and the kept connections of a replaced table's
 // client (an fd and two goroutines of net/http's each) were never closed.
-func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
+func checkHealth(t *routeTable, probeWith Backends, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}
-	client := &http.Client{Transport: transport}
+	send, closeIdle := probeWith.Probe, func() {}
+	if send == nil {
+		send, closeIdle = httpProbe()
+	}
 	var first, running sync.WaitGroup
 	for _, m := range t.order {
 		for _, b := range m.backends {
@@ -77,20 +77,8 @@ func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
 					timeout := min(m.healthInterval, 2*time.Second)
 					pctx, cancel := context.WithTimeout(ctx, timeout)
 					defer cancel()
-					up := false
-					req, err := http.NewRequestWithContext(pctx, http.MethodGet, b.url+m.healthPath, nil)
-					if auth := b.probeAuth(); err == nil && auth != "" {
-						// A hosted API's health path (such as /v1/models) wants the key.
-						req.Header.Set("Authorization", auth)
-					}
-					if err == nil {
-						var res *http.Response
-						if res, err = client.Do(req); err == nil {
-							io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-							res.Body.Close()
-							up = res.StatusCode >= 200 && res.StatusCode < 300
-						}
-					}
+					status, err := send(pctx, b.url+m.healthPath, b.probeAuth())
+					up := err == nil && status >= 200 && status < 300
 					if up {
 						b.failures.Store(0)
 					}
@@ -119,6 +107,6 @@ func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
 	return func() {
 		cancel()
 		running.Wait()
-		transport.CloseIdleConnections()
+		closeIdle()
 	}
 }

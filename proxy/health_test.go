@@ -43,7 +43,7 @@ func TestHealthCheckSendsBackendKey(t *testing.T) {
 	for _, auth := range []string{"", "Bearer provider-key"} {
 		b := &backendRoute{url: hosted.URL, authHeader: auth}
 		m := &modelRoute{name: "m", healthPath: "/v1/models", healthInterval: time.Hour, backends: []*backendRoute{b}}
-		stop := checkHealth(&routeTable{order: []*modelRoute{m}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		stop := checkHealth(&routeTable{order: []*modelRoute{m}}, Backends{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		stop()
 		if up := b.up.Load(); up != (auth != "") {
 			t.Errorf("with Authorization %q the backend is up=%v", auth, up)

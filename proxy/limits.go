@@ -89,8 +89,8 @@ type limits struct{ rpm, tpm, maxConcurrent int64 }
 // keeping no shared store between them.
 func (g *Gateway) fleetShare(k *keyRoute) limits {
 	n := int64(1)
-	if g.fleet != nil {
-		n = max(1, atomic.LoadInt64(g.fleet.Scalar(0)))
+	if g.marks.fleet != nil {
+		n = max(1, atomic.LoadInt64(g.marks.fleet.Scalar(0)))
 	}
 	share := func(v int64) int64 {
 		if v == 0 {

@@ -58,7 +58,7 @@ func limitedGateway(t *testing.T, k config.Key) (*Gateway, *keyRoute, *modelRout
 	}
 	t.Cleanup(func() { r.Close() })
 	g := &Gateway{region: r, queues: newQueues(0, r, nil)}
-	rt, err := compileRoutes(cfg, r, g.queues, nil)
+	rt, err := compileRoutes(cfg, r, g.queues, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -305,7 +305,7 @@ func (g *Gateway) limitKey(_ context.Context, c *app.RequestContext, x *exchange
 // 3. body: read whole, bounded, and kept for retries until the answer
 // starts flowing to the client (held counts it for as long as it is kept).
 func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	maxBody := g.maxBody.Load()
+	maxBody := g.bodies.max.Load()
 	if expectRefused(c) && int64(c.Request.Header.ContentLength()) <= maxBody {
 		// 100-continue was refused (MayContinue) to a key a reload added
 		// since: the body was never asked for. (One over max_body is
@@ -314,7 +314,7 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		return errInvalid(http.StatusExpectationFailed, "expectation_failed",
 			"The gateway did not invite this request's body (Expect: 100-continue). Send it again.")
 	}
-	body, held, e := g.readBody(c, maxBody)
+	body, held, e := g.bodies.readBody(c, maxBody)
 	switch e {
 	case errBodyTooLarge:
 		x.body = bodyCut
@@ -604,7 +604,7 @@ func (g *Gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usage
 
 // startRecord starts the usage record rec (a new one: see beginRecord).
 func (g *Gateway) startRecord(ctx context.Context, rec *usageRecord, c *app.RequestContext) {
-	*rec = usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
+	*rec = usageRecord{start: time.Now(), requestID: g.records.nextID(), path: clip(c.Path()),
 		userAgent: clip(c.Request.Header.UserAgent())}
 	rec.tried = rec.triedFirst[:0]
 	if conn, _ := ctx.Value(ConnKey{}).(Conn); conn != nil && conn.ClientAddr() != "" {
@@ -617,6 +617,6 @@ func (g *Gateway) startRecord(ctx context.Context, rec *usageRecord, c *app.Requ
 // finish writes the usage line.
 func (g *Gateway) finish(rec *usageRecord) {
 	now := time.Now()
-	g.meter.record(g.routes.Load(), rec, now)
-	g.usage.write(rec, now)
+	g.records.meter.record(g.routes.current.Load(), rec, now)
+	g.records.usage.write(rec, now)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
-	"github.com/sluice-gw/sluice/proxy/upstream"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -104,11 +103,11 @@ const sentWindow = 1024
 
 // backendRoute is one upstream server of a model.
 type backendRoute struct {
-	url        string         // base URL without trailing slash
-	urlHash    uint64         // holderHash(url): how the shared region names it as the holder of stored responses
-	pool       *upstream.Pool // keep-alive connections; carried over reloads with the URL
-	authHeader string         // "Bearer …" from api_key_env, or empty
-	cell       *shm.Cell      // slots in use, counted across all workers
+	url        string    // base URL without trailing slash
+	urlHash    uint64    // holderHash(url): how the shared region names it as the holder of stored responses
+	pool       Upstream  // keep-alive connections; carried over reloads with the URL
+	authHeader string    // "Bearer …" from api_key_env, or empty
+	cell       *shm.Cell // slots in use, counted across all workers
 	slots      int64
 	// keys are the backend's provider keys (api_keys_env), nil without:
 	// each attempt sends the one keys.Pick gives, in place of authHeader.
@@ -212,7 +211,7 @@ func (t *routeTable) carryHealth(old *routeTable) {
 // closePools closes the pools of t's backends that the current table does
 // not use: t was retired and no request runs on it any more.
 func (t *routeTable) closePools(current *routeTable) {
-	kept := map[*upstream.Pool]bool{}
+	kept := map[Upstream]bool{}
 	for _, m := range current.order {
 		for _, b := range m.backends {
 			kept[b.pool] = true
@@ -229,9 +228,10 @@ func (t *routeTable) closePools(current *routeTable) {
 
 // compileRoutes builds a routeTable from a validated configuration, finding
 // its cells in the shared region (the supervisor allocated them). Backend
-// API keys are read from the environment here, once, not per request; log
+// API keys are read from the environment here, once, not per request;
+// reach makes each backend's Upstream; log
 // (nil: none) is where provider keys say they went out of rotation.
-func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Logger) (*routeTable, error) {
+func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backends, log *slog.Logger) (*routeTable, error) {
 	var missing []string
 	cell := func(name string) *shm.Cell {
 		c := region.Lookup(name)
@@ -311,7 +311,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, log *slog.Lo
 			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
 				kvSaturation: int64(mr.kvSaturation * 1e6)}
 			br.urlHash = holderHash(br.url)
-			pool, err := newPool(br.url, connect)
+			pool, err := reach.dial(br.url, connect)
 			if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
 				return nil, fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
 			}

@@ -143,7 +143,7 @@ func mustCompile(t testing.TB, c *config.Config) *routeTable {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	rt, err := compileRoutes(c, r, newQueues(0, r, nil), nil)
+	rt, err := compileRoutes(c, r, newQueues(0, r, nil), Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +200,11 @@ func TestReloadKeepsLocalQueue(t *testing.T) {
 	}
 	defer r.Close()
 	q := newQueues(0, r, nil)
-	before, err := compileRoutes(cfg, r, q, nil)
+	before, err := compileRoutes(cfg, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := compileRoutes(cfg, r, q, nil)
+	after, err := compileRoutes(cfg, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestReleaseWakesOtherModelsOfTheServer(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() })
 	q := newQueues(0, r, nil)
-	rt, err := compileRoutes(c, r, q, nil)
+	rt, err := compileRoutes(c, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

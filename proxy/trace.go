@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -31,9 +32,16 @@ type headerPeeker struct{ c *app.RequestContext }
 
 func (h headerPeeker) Peek(name string) []byte { return h.c.Request.Header.Peek(name) }
 
+// tracerState is the worker's tracer (nil: tracing off), replaced by a
+// reload that changes tracing.
+type tracerState struct {
+	cur  atomic.Pointer[tracing.Tracer]
+	slot int // the worker's slot, for its spans' resource
+}
+
 // startTrace begins the request's span, if tracing is on.
 func (g *Gateway) startTrace(c *app.RequestContext, x *exchange) {
-	if t := g.tracer.Load(); t != nil {
+	if t := g.tracer.cur.Load(); t != nil {
 		x.trace = t.StartRequest(headerPeeker{c}, x.rec.start)
 	}
 }
@@ -71,17 +79,17 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 // and shuts the one it replaces down in the background (its batch is
 // exported within shutdownTimeout). A tracer that cannot be made leaves
 // tracing off, logged.
-func (g *Gateway) setTracer(cfg config.Tracing, slot int) {
-	old := g.tracer.Load()
+func (g *Gateway) setTracer(cfg config.Tracing) {
+	old := g.tracer.cur.Load()
 	if old.Is(cfg) {
 		return
 	}
-	t, err := tracing.New(cfg, slot)
+	t, err := tracing.New(cfg, g.tracer.slot)
 	if err != nil {
 		g.log.Error("tracing off", "err", err)
 		t = nil
 	}
-	g.tracer.Store(t)
+	g.tracer.cur.Store(t)
 	if old != nil {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,7 +102,7 @@ func (g *Gateway) setTracer(cfg config.Tracing, slot int) {
 // flushTraces exports the spans still batched when the worker exits (for
 // at most 5 s: a collector that is down loses them).
 func (g *Gateway) flushTraces() {
-	if t := g.tracer.Load(); t != nil {
+	if t := g.tracer.cur.Load(); t != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		t.Shutdown(ctx) //nolint:errcheck // the collector is gone: the spans are lost

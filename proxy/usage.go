@@ -105,6 +105,7 @@ type usageLog struct {
 	buf     []byte        // the line being built
 	pending []byte        // lines not yet written (usage_log_flush > 0)
 	every   time.Duration // usage_log_flush; 0: a write per line
+	sink    bool          // w is Options.UsageSink: kept over reloads and reopens
 }
 
 // Buffer sizes of a buffered usage log: what one write(2) may carry whole.
@@ -445,11 +446,19 @@ func appendLogRune(b []byte, r rune, limit int) (_ []byte, ok bool) {
 	return utf8.AppendRune(b, r), true
 }
 
+// sinkTo sends every line to w from now on, whatever a reload's
+// usage_log says (Options.UsageSink).
+func (u *usageLog) sinkTo(w io.Writer) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.dest, u.w, u.sink = "sink", w, true
+}
+
 // retarget points the log at dest and sets its flush interval, when a
 // reload changed usage_log or usage_log_flush.
 func (u *usageLog) retarget(dest string, flush time.Duration) error {
 	u.mu.Lock()
-	same := dest == u.dest
+	same := dest == u.dest || u.sink
 	if same {
 		u.flushLocked()
 		u.every = flush
@@ -466,8 +475,11 @@ func (u *usageLog) retarget(dest string, flush time.Duration) error {
 // in between — a line is written whole to the old file or to the new one.
 func (u *usageLog) reopen() error {
 	u.mu.Lock()
-	dest, flush := u.dest, u.every
+	dest, flush, sink := u.dest, u.every, u.sink
 	u.mu.Unlock()
+	if sink {
+		return nil
+	}
 	return u.switchTo(dest, flush)
 }
 
