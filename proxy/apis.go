@@ -8,6 +8,10 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/app/server"
+	hconfig "github.com/cloudwego/hertz/pkg/common/config"
+	"github.com/cloudwego/hertz/pkg/route"
+
+	"github.com/sluice-gw/sluice/config"
 
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/sse"
@@ -90,8 +94,47 @@ func (a *apiSpec) generates() bool {
 	return a.fields&(reqscan.FieldMaxTokens|reqscan.FieldMaxCompletionTokens|reqscan.FieldMaxOutputTokens) != 0
 }
 
-// Register adds the routes of every API to h.
-func (g *Gateway) Register(h *server.Hertz) {
+// Mount makes e serve the pipeline: its Server header, the answer to
+// Expect: 100-continue (MayContinue), the middleware first (the worker's)
+// and CheckHead before every handler, and the routes of every API
+// (register). e is built with ServerOptions.
+func (g *Gateway) Mount(e *route.Engine, first ...app.HandlerFunc) {
+	e.Name = "sluice" // the Server header
+	e.ContinueHandler = g.MayContinue
+	e.Use(append(first, g.CheckHead)...)
+	g.register(e)
+}
+
+// ServerOptions are the hertz options the pipeline's handlers are written
+// for: how a request is read and answered. The worker adds its own (the
+// listener, the transport, its timeouts); an in-process test uses these
+// alone.
+func ServerOptions(cfg *config.Config) []hconfig.Option {
+	return []hconfig.Option{
+		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
+		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
+		// A request's body buffer goes back to hertz's shared pool when
+		// reset, not kept in its context (released as soon as the body is
+		// read: readRequest).
+		server.WithMaxKeepBodySize(0),
+		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
+		// The whole head; a line of it is bounded by CheckHead.
+		server.WithMaxHeaderBytes(MaxHeadBytes),
+		// hertz would otherwise read a multipart/form-data body whole,
+		// into memory and files, before any handler runs: before the key
+		// is checked and unbounded by max_body. The body is the proxy's
+		// to read (or refuse), whatever its content type.
+		server.WithDisablePreParseMultipartForm(true),
+		server.WithDisablePrintRoute(true),
+		// "/v1/models/" is an unknown URL (404 with a request id and a
+		// usage line), not a redirect answered by hertz itself.
+		server.WithRedirectTrailingSlash(false),
+		server.WithHandleMethodNotAllowed(true),
+	}
+}
+
+// register adds the routes of every API to h.
+func (g *Gateway) register(h *route.Engine) {
 	for _, a := range apis {
 		serve := func(ctx context.Context, c *app.RequestContext) { g.serve(ctx, c, a) }
 		methods := a.methods

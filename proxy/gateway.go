@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,8 @@ type Gateway struct {
 	client  clientBounds // the bounds on a request's body and answer (client.go)
 	log     *slog.Logger
 	started time.Time
+	// background is the goroutines Start began that write the region.
+	background sync.WaitGroup
 }
 
 // workerMarks are the region's cells of the worker as a whole.
@@ -147,16 +150,22 @@ func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	fctx, stop := context.WithCancel(context.Background())
 	g.records.stopFlusher = stop
 	go g.records.usage.runFlusher(fctx) // until Close: the last lines are flushed there
-	go g.queues.run(ctx)
 	if wakeRead != nil {
-		go g.queues.listen(wakeRead)
+		go g.queues.listen(wakeRead) // only kicks the dispatcher: no cell touched
 	}
-	go g.publishGenerations(ctx)
+	// These two write the region's cells: Close waits for them, so that
+	// the region can be unmapped after it.
+	g.background.Add(2)
+	go func() { defer g.background.Done(); g.queues.run(ctx) }()
+	go func() { defer g.background.Done(); g.publishGenerations(ctx) }()
 }
 
-// Close ends the health checks, flushes the spans and the usage log, and
-// closes it. Requests still running may write no more usage lines.
+// Close waits for the background work Start began (whose ctx must have
+// ended: a worker stops its queues first), ends the health checks,
+// flushes the spans and the usage log, and closes it. Requests still
+// running may write no more usage lines. The region may be closed after.
 func (g *Gateway) Close() {
+	g.background.Wait()
 	g.routes.mu.Lock()
 	g.routes.stopHealth()
 	g.routes.mu.Unlock()

@@ -110,40 +110,18 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("listener: %w", err)
 	}
 	gate.full, gate.refused = conns.full, conns.refused
-	h := server.New(
+	h := server.New(append(proxy.ServerOptions(cfg),
 		server.WithListener(gate),
 		server.WithTransport(netpoll.NewTransporter),
-		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
-		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
-		// A request's body buffer goes back to hertz's shared pool when
-		// reset, not kept in its context (see proxy: released as soon as
-		// the body is read).
-		server.WithMaxKeepBodySize(0),
-		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
 		// hertz bounds Shutdown by this as well as by its context: the
 		// context decides (shutdown_timeout, or none for a graceful stop).
 		server.WithExitWaitTime(gracefulForever),
 		// keepalive_timeout: hertz waits this long for a keep-alive
 		// connection's next request (its first bytes), then closes it.
 		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
-		// The whole head; a line of it is bounded by proxy's CheckHead.
-		server.WithMaxHeaderBytes(proxy.MaxHeadBytes),
-		// hertz would otherwise read a multipart/form-data body whole,
-		// into memory and files, before any handler runs: before the key
-		// is checked and unbounded by max_body. The body is the proxy's
-		// to read (or refuse), whatever its content type.
-		server.WithDisablePreParseMultipartForm(true),
 		server.WithOnAccept(conns.accept),
-		server.WithDisablePrintRoute(true),
-		// "/v1/models/" is an unknown URL (404 with a request id and a
-		// usage line), not a redirect answered by hertz itself.
-		server.WithRedirectTrailingSlash(false),
-		server.WithHandleMethodNotAllowed(true),
-	)
-	h.Name = "sluice" // the Server header
-	h.ContinueHandler = g.MayContinue
-	h.Use(conns.markBusy, g.CheckHead)
-	g.Register(h)
+	)...)
+	g.Mount(h.Engine, conns.markBusy)
 	h.OnRun = append(h.OnRun, func(context.Context) error {
 		if o.Ready != nil {
 			o.Ready()
