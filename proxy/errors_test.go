@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"github.com/sluice-gw/sluice/proxy/admission"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ func TestAnthropicErrorShape(t *testing.T) {
 		{errInvalid(http.StatusForbidden, "model_not_allowed", "no"), 403, "permission_error", "invalid_request_error"},
 		{errInvalid(http.StatusNotFound, "model_not_found", "no"), 404, "not_found_error", "invalid_request_error"},
 		{errBodyTooLarge, 413, "request_too_large", "invalid_request_error"},
-		{rateLimited("requests", "slow down"), 429, "rate_limit_error", "requests"},
+		{rateLimited(&admission.Refusal{Kind: "requests"}, "slow down"), 429, "rate_limit_error", "requests"},
 		{&apiError{status: 429, code: "queue_full", errType: "server_error"}, 529, "overloaded_error", "server_error"},
 		{errServer(503, "queue_timeout", "busy"), 529, "overloaded_error", "server_error"},
 		{errServer(503, "no_healthy_backend", "none"), 529, "overloaded_error", "server_error"},

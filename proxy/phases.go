@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/tracing"
@@ -138,7 +139,7 @@ type exchange struct {
 
 	// Found by the phases, in order.
 	key        *keyRoute
-	adm        *admission
+	adm        *admission.Admission
 	held       *bodyHold
 	payload    []byte // the request body, until the answer starts flowing
 	scan       reqscan.Request
@@ -242,7 +243,7 @@ func (g *Gateway) end(x *exchange) {
 		g.remember(x.storedID, x.backend, x.rec.usage.Total)
 	}
 	if x.adm != nil {
-		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
+		x.adm.Release(x.rec.usage.Total, x.rec.usage.Found)
 	}
 	if x.charged > 0 && x.rec.usage.Found {
 		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
@@ -461,7 +462,7 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 		if wait, ok := m.keysRest(g.region.Now()); ok {
 			// Out because its provider keys rest after 429s: say when one
 			// may be used again, as the provider said.
-			e.retryAfter = retryAfterSecs(int64(wait))
+			e.retryAfter = admission.RetryAfterSecs(int64(wait))
 		}
 		return e
 	}

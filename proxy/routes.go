@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
@@ -40,11 +41,10 @@ type keyRoute struct {
 	allModel bool
 	models   map[string]bool
 
-	cell          *shm.Cell // limiter state and requests in flight, shared by all workers
-	rpm, tpm      int64     // 0: no limit
-	maxConcurrent int64     // 0: no limit
-	fair          fairKey   // its place in the queues: weight, priority, served counter
-	cacheSalt     string    // its cache group's cache_salt (groupSalt)
+	cell      *shm.Cell        // limiter state and requests in flight, shared by all workers
+	limits    admission.Limits // as configured (each gateway enforces its fleetShare)
+	fair      fairKey          // its place in the queues: weight, priority, served counter
+	cacheSalt string           // its cache group's cache_salt (groupSalt)
 }
 
 // modelRoute is one entry of models[].
@@ -246,7 +246,7 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backen
 	}
 	for _, k := range c.Keys {
 		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
-			rpm: k.RequestsPerMinute, tpm: k.TokensPerMinute, maxConcurrent: k.MaxConcurrent}
+			limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
 		kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
 		kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
 		if kr.fair.weight == 0 {
