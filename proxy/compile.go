@@ -1,0 +1,174 @@
+package proxy
+
+// Compiling a configuration into a route table: the keys, the models
+// and their backends, each with its cells in the shared region.
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/admission"
+	"github.com/sluice-gw/sluice/proxy/affinity"
+	"github.com/sluice-gw/sluice/proxy/provkeys"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// linkSiblings gives every backend the cells of the same server (same URL)
+// under the other models of t.
+func linkSiblings(t *routeTable) {
+	type listed struct {
+		b *backendRoute
+		m *modelRoute
+	}
+	byURL := map[string][]listed{}
+	for _, m := range t.order {
+		for _, b := range m.backends {
+			byURL[b.url] = append(byURL[b.url], listed{b, m})
+		}
+	}
+	for _, same := range byURL {
+		for _, x := range same {
+			for _, o := range same {
+				if o.b != x.b && o.b.cell != nil {
+					x.b.siblings = append(x.b.siblings, o.b.cell)
+					if o.m != x.m && o.m.queue != nil {
+						x.b.siblingQueues = append(x.b.siblingQueues, o.m.queue.cell)
+					}
+				}
+			}
+		}
+	}
+}
+
+// compileRoutes builds a routeTable from a validated configuration, finding
+// its cells in the shared region (the supervisor allocated them). Backend
+// API keys are read from the environment here, once, not per request;
+// reach makes each backend's Upstream; log
+// (nil: none) is where provider keys say they went out of rotation.
+func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backends, log *slog.Logger) (*routeTable, error) {
+	var missing []string
+	cell := func(name string) *shm.Cell {
+		c := region.Lookup(name)
+		if c == nil {
+			missing = append(missing, name)
+		}
+		return c
+	}
+	t := &routeTable{
+		keys:   make(map[[sha256.Size]byte]*keyRoute, len(c.Keys)),
+		models: make(map[string]*modelRoute, len(c.Models)),
+	}
+	for _, k := range c.Keys {
+		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
+			limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
+		kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
+		kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
+		if kr.fair.weight == 0 {
+			kr.fair.weight = config.DefaultKeyWeight
+		}
+		raw, _ := hex.DecodeString(k.SHA256) // validated by config
+		copy(kr.hash[:], raw)
+		for _, m := range k.Models {
+			if m == "*" {
+				kr.allModel = true
+			}
+			kr.models[m] = true
+		}
+		t.keys[kr.hash] = kr
+	}
+	for _, m := range c.Models {
+		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+		if m.Affinity == "prefix" && region.PrefixCapacity() > 0 {
+			// (The defaults again for a config built in code, not decoded.)
+			mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
+			mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
+			mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
+		}
+		if m.Retries != nil {
+			mr.retries = *m.Retries
+		}
+		if len(m.Endpoints) > 0 {
+			mr.endpoints = map[string]bool{}
+			for _, e := range m.Endpoints {
+				mr.endpoints[e] = true
+			}
+		}
+		connect, idle, total := time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
+		if connect == 0 { // a config built in code, not decoded
+			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
+		}
+		mr.connect, mr.streamIdle, mr.total = connect, idle, total
+		mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
+		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
+		mr.queueMax, mr.queueTimeout, mr.defaultMaxTokens = int64(config.DefaultQueueMax), config.DefaultQueueTimeout, m.DefaultMaxTokens
+		if m.Queue.Max != nil {
+			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
+		}
+		mr.maxContext = int64(m.MaxContext)
+		mr.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
+		mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
+		if m.Queue.MaxPerKey != nil {
+			mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)
+		}
+		if mr.defaultMaxTokens == 0 {
+			mr.defaultMaxTokens = config.DefaultMaxTokens
+		}
+		mr.queue = q.forModel(m.Name, cell(shm.QueueCell(m.Name)))
+		mr.kvSaturation = m.KVSaturation
+		if mr.kvSaturation == 0 {
+			mr.kvSaturation = config.DefaultKVSaturation
+		}
+		if mr.healthPath == "" {
+			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
+		}
+		for _, b := range m.Backends {
+			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
+				kvSaturation: int64(mr.kvSaturation * 1e6)}
+			br.urlHash = holderHash(br.url)
+			pool, err := reach.dial(br.url, connect)
+			if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
+				return nil, fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
+			}
+			br.pool = pool
+			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
+			if b.APIKeyEnv != "" {
+				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
+			}
+			if len(b.APIKeysEnv) > 0 {
+				br.keys = providerKeys(region, m.Name, b, cell, log)
+			}
+			mr.backends = append(mr.backends, br)
+		}
+		t.models[m.Name] = mr
+		t.order = append(t.order, mr)
+	}
+	linkSiblings(t)
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
+	}
+	return t, nil
+}
+
+// providerKeys is the provkeys.Set of backend b of model: its api_keys_env
+// values and their cells (nil when a cell is missing: compileRoutes fails).
+func providerKeys(region *shm.Region, model string, b config.Backend, cell func(string) *shm.Cell, log *slog.Logger) *provkeys.Set {
+	values := make([]string, len(b.APIKeysEnv))
+	cells := make([]*shm.Cell, len(b.APIKeysEnv))
+	for i, env := range b.APIKeysEnv {
+		values[i] = os.Getenv(env)
+		if cells[i] = cell(shm.BackendKeyCell(model, b.URL, env)); cells[i] == nil {
+			return nil
+		}
+	}
+	if log != nil {
+		log = log.With("model", model, "backend", strings.TrimSuffix(b.URL, "/"))
+	}
+	return provkeys.New(region, b.APIKeysEnv, values, cells, log)
+}

@@ -1,0 +1,171 @@
+package proxy
+
+// A request: its state from phase to phase, released at its end.
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+
+	"github.com/sluice-gw/sluice/proxy/admission"
+	"github.com/sluice-gw/sluice/proxy/reqscan"
+	"github.com/sluice-gw/sluice/proxy/tracing"
+)
+
+// exchange is what a proxied request holds until it ends, released by end
+// in the reverse order of its taking, and what its phases hand on to the
+// next.
+type exchange struct {
+	api    *apiSpec
+	rec    usageRecord // in the exchange: one allocation a request, not two
+	routes *routeTable // the table this request finishes on, whatever reloads come
+	body   bodyState   // how much of the request body was read: how a refusal must treat the rest
+
+	// Found by the phases, in order.
+	key        *keyRoute
+	adm        *admission.Admission
+	held       *bodyHold
+	payload    []byte // the request body, until the answer starts flowing
+	scan       reqscan.Request
+	model      *modelRoute
+	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
+	salt       string   // its cache_salt: its key's cache group's, with the client's mixed in
+	candidates []*backendRoute
+	stack      [16]*backendRoute // candidates' storage, for the usual few backends
+	// blocks are the prompt's block hashes for the prefix index (prefix.go),
+	// pooled; nil when the model does not use it. Released with the body.
+	blocks *[]uint64
+	// conv is its conversation's entry in the prefix index
+	// (affinity.ConversationEntry), recorded with blocks; 0: none (a
+	// request placed by its user, or without a key).
+	conv uint64
+	// owners are the candidates' models, for a request that names no
+	// model (a stored response's id): each attempt runs under its
+	// backend's model. nil: every candidate is x.model's.
+	owners []*modelRoute
+	// pinned: the request needs the one backend that holds a stored
+	// response; each attempt asks one candidate, the next after a 404.
+	pinned bool
+	// holderDown: of a pinned request, the status of a candidate that
+	// failed otherwise than with a 404 (502: no answer), 0 if none did.
+	holderDown int
+	backend    *backendRoute // the backend whose answer goes to the client
+	// storedID is the id under which backend stored the answer (Responses
+	// with store), for the shared map; "" if none.
+	storedID string
+	// charged is the tokens the key's fair-queue finish tag was charged when
+	// the request took its first slot (chargedPrompt, its prompt's
+	// estimate, and the key's usual rest), settled against its usage at
+	// the end; 0: none yet.
+	charged, chargedPrompt int64
+	// priorTokens is, for a follow-up of a stored response, the tokens of
+	// the conversation it continues (the shared map's); 0 if unknown.
+	priorTokens int64
+
+	// The upstream exchange.
+	cancel   context.CancelCauseFunc // ends the upstream request
+	upCtx    context.Context
+	total    *time.Timer
+	deadline time.Time   // when total fires: a relay's writes to the client end then too
+	idle     *time.Timer // streams only: silence before the headers counts too
+	idleFor  time.Duration
+	acancel  context.CancelCauseFunc // the attempt's own context, if it has one
+	slotOf   *modelRoute             // the model whose slot on backend the request holds; nil: none
+	res      *http.Response
+	prefix   []byte // a stream's first bytes, read before committing to its backend; a large answer's
+	large    bool   // a whole answer past wholeAnswerMax: relayed as it arrives
+	// firstTokenArmed: this attempt runs under first_token_deadline (one
+	// retry at most: it is disarmed once it fired).
+	firstTokenArmed bool
+	trace           *tracing.Request // its span; nil: tracing off
+}
+
+// stores reports whether the backend keeps this request's answer for
+// follow-ups (the Responses API, store not false): only those ids go in the
+// shared map, so that answers nobody can follow up (store: false) do not
+// push other clients' ids out of it (issue 30, item 8).
+func (x *exchange) stores() bool { return x.api.stored && x.scan.Store }
+
+// bodyState is how much of a request's body the gateway has read, which
+// decides how a refusal goes out (reject).
+type bodyState uint8
+
+const (
+	bodyUnread bodyState = iota // not a byte read: drained if small, else the connection closes
+	bodyCut                     // read in part (too large, too slow): the connection closes
+	bodyRead                    // read whole: the connection is kept
+)
+
+// end releases what the request held and writes its usage line.
+func (g *Gateway) end(x *exchange) {
+	if x.res != nil {
+		x.res.Body.Close()
+	}
+	if x.slotOf != nil {
+		g.queues.releaseSlot(x.slotOf, x.backend)
+		x.slotOf = nil // a slot is given back once, whatever calls end again
+	}
+	x.releaseBlocks()
+	if x.acancel != nil {
+		x.acancel(nil)
+	}
+	if x.idle != nil {
+		x.idle.Stop()
+	}
+	if x.total != nil {
+		x.total.Stop()
+	}
+	if x.cancel != nil {
+		x.cancel(nil)
+	}
+	if x.backend != nil && !x.api.byID && !x.api.unbilled {
+		x.rec.countUsage(x.promptEstimate())
+	}
+	if x.storedID != "" {
+		// Where the response is held, and how long its conversation is: a
+		// follow-up reserves that much (limitTokens).
+		g.remember(x.storedID, x.backend, x.rec.usage.Total)
+	}
+	if x.adm != nil {
+		x.adm.Release(x.rec.usage.Total, x.rec.usage.Found)
+	}
+	if x.charged > 0 && x.rec.usage.Found {
+		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
+	}
+	if x.held != nil {
+		x.held.release()
+	}
+	if x.routes != nil {
+		x.routes.refs.Add(-1)
+	}
+	if x.trace != nil {
+		g.endTrace(x, time.Now())
+	}
+	g.finish(&x.rec)
+}
+
+// reject answers the request with e, the one way every phase's failure
+// goes out: in the API's error shape, with e's Retry-After, and as the
+// body's state allows — a body not read yet is drained or left unread
+// (refuseUnread), one read in part closes the connection (refuse). A
+// client that left gets nothing, only its usage line (499).
+func (g *Gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
+	rec := &x.rec
+	if e.status == statusClientClosed {
+		rec.failed(e)
+		return
+	}
+	if e.retryAfter != "" {
+		c.Response.Header.Set("Retry-After", e.retryAfter)
+	}
+	switch x.body {
+	case bodyUnread:
+		g.refuseUnread(c, rec, e, x.api.errors)
+	case bodyCut:
+		g.refuse(c, rec, e, x.api.errors)
+	default:
+		g.fail(c, rec, e, x.api.errors)
+	}
+}
