@@ -38,7 +38,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/usage -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // apiSpec describes one API the gateway proxies: everything in which a
@@ -190,9 +191,9 @@ func errUnauthorized(a *apiSpec, sent bool) *apiError {
 
 // readAnswer records what a whole answer says of its usage and finish,
 // and returns the id under which the backend stored it ("" if none).
-func (a *apiSpec) readAnswer(rec *usageRecord, data []byte) (storedID string) {
-	rec.usage = sse.BodyUsageAs(a.format, data)
-	rec.finishReason = sse.BodyFinishReason(a.format, data)
+func (a *apiSpec) readAnswer(rec *usage.Record, data []byte) (storedID string) {
+	rec.Usage = sse.BodyUsageAs(a.format, data)
+	rec.FinishReason = sse.BodyFinishReason(a.format, data)
 	if a.stored {
 		storedID = sse.BodyResponseID(a.format, data)
 	}
@@ -230,7 +231,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 		g.refuseUnread(c, rec, errUnauthorized(modelList, sent), openAIErrors)
 		return
 	}
-	rec.key = key.name
+	rec.Key = key.name
 	b := append(make([]byte, 0, 256), `{"object":"list","data":[`...)
 	first := true
 	for _, m := range routes.order {
@@ -248,11 +249,11 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 		b = append(b, `,"owned_by":"sluice"}`...)
 	}
 	b = append(b, "]}\n"...)
-	rec.status = http.StatusOK
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	rec.Status = http.StatusOK
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	c.Response.Header.SetContentType("application/json")
 	c.Response.SetBodyRaw(b)
-	rec.bytesOut = int64(len(b))
+	rec.BytesOut = int64(len(b))
 }
 
 // notFound answers every path the gateway does not serve (with a request

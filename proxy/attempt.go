@@ -57,7 +57,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	if x.owners != nil {
 		x.model = x.owners[k]
-		rec.model = x.model.name
+		rec.Model = x.model.name
 	}
 	m := x.model
 	// Until this attempt's send the body is not read: a spilled one's
@@ -87,9 +87,9 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		slotOf = m
 	}
 	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
-	rec.backend = b.url
-	rec.attempts++
-	rec.tried = append(rec.tried, b.url)
+	rec.Backend = b.url
+	rec.Attempts++
+	rec.Tried = append(rec.Tried, b.url)
 	// An attempt is ended by closing its response (or by Do's failure);
 	// it needs a context of its own only for the first-token deadline.
 	actx, acancel := x.upCtx, noCancel
@@ -100,7 +100,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
 	sent := time.Now()
-	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.requestID})
+	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.RequestID})
 	var headers time.Duration // to the answer's head: none when it failed
 	if err == nil {
 		headers = time.Since(sent)
@@ -121,7 +121,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	ft.stop()
 	if res != nil {
-		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
+		rec.UpstreamCode, rec.HeadersAt = res.StatusCode, time.Since(rec.Start)
 	}
 	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
 	result := attemptResult{
@@ -170,7 +170,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		// Nothing went to the client: cancel on this backend (it sees
 		// the close) and try the next one, once, without a deadline.
 		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
-		x.firstTokenArmed, rec.firstTokenRetry = false, true
+		x.firstTokenArmed, rec.FirstTokenRetry = false, true
 	case o.retry && res != nil && res.StatusCode == http.StatusNotFound:
 		g.log.Debug("backend does not hold the stored response; asking the next", "backend", b.url)
 	case o.retry && res != nil:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // TestClassify pins what every kind of attempt outcome means: the one
@@ -83,12 +84,12 @@ func TestErrorSources(t *testing.T) {
 	x := &exchange{model: &modelRoute{name: "m"}}
 	for _, tc := range []struct {
 		r    attemptResult
-		want errSource
+		want usage.Source
 	}{
-		{attemptResult{err: errReadFirst, othersUp: false}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), othersUp: false}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), timeout: errStreamIdle}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), clientGone: true}, sourceClient},
+		{attemptResult{err: errReadFirst, othersUp: false}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), othersUp: false}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), timeout: errStreamIdle}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), clientGone: true}, usage.SourceClient},
 	} {
 		if got := classify(x, tc.r).fail.source; got != tc.want {
 			t.Errorf("%+v: source %v, want %v", tc.r, got, tc.want)

@@ -2,11 +2,12 @@ package proxy
 
 import (
 	"encoding/json"
-	"github.com/sluice-gw/sluice/proxy/admission"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/proxy/admission"
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/sluice-gw/sluice/config"

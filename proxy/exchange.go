@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/tracing"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // exchange is what a proxied request holds until it ends, released by end
@@ -19,9 +20,9 @@ import (
 // next.
 type exchange struct {
 	api    *apiSpec
-	rec    usageRecord // in the exchange: one allocation a request, not two
-	routes *routeTable // the table this request finishes on, whatever reloads come
-	body   bodyState   // how much of the request body was read: how a refusal must treat the rest
+	rec    usage.Record // in the exchange: one allocation a request, not two
+	routes *routeTable  // the table this request finishes on, whatever reloads come
+	body   bodyState    // how much of the request body was read: how a refusal must treat the rest
 
 	// Found by the phases, in order.
 	key        *keyRoute
@@ -121,18 +122,18 @@ func (g *Gateway) end(x *exchange) {
 		x.cancel(nil)
 	}
 	if x.backend != nil && !x.api.byID && !x.api.unbilled {
-		x.rec.countUsage(x.promptEstimate())
+		x.rec.CountUsage(x.promptEstimate())
 	}
 	if x.storedID != "" {
 		// Where the response is held, and how long its conversation is: a
 		// follow-up reserves that much (limitTokens).
-		g.remember(x.storedID, x.backend, x.rec.usage.Total)
+		g.remember(x.storedID, x.backend, x.rec.Usage.Total)
 	}
 	if x.adm != nil {
-		x.adm.Release(x.rec.usage.Total, x.rec.usage.Found)
+		x.adm.Release(x.rec.Usage.Total, x.rec.Usage.Found)
 	}
-	if x.charged > 0 && x.rec.usage.Found {
-		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
+	if x.charged > 0 && x.rec.Usage.Found {
+		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.Usage.Total)
 	}
 	if x.held != nil {
 		x.held.release()
@@ -154,7 +155,7 @@ func (g *Gateway) end(x *exchange) {
 func (g *Gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
 	rec := &x.rec
 	if e.status == statusClientClosed {
-		rec.failed(e)
+		rec.Failed(e.status, e.code, e.source)
 		return
 	}
 	if e.retryAfter != "" {

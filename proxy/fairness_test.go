@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -344,7 +345,7 @@ func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 		r.leaves = append(r.leaves, cancel)
 		go func() {
 			defer r.running.Done()
-			b, e := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, true, key, tokens)
+			b, e := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usage.Record{}, true, key, tokens)
 			out <- taken{b, e}
 		}()
 		r.await("the pinned request to wait", func() bool { return r.qcell.Total() == depth+1 }, out)
@@ -438,7 +439,7 @@ func localityRig(t *testing.T) (r *queueRig, a, c *backendRoute, take func(cands
 		r.leaves = append(r.leaves, cancel)
 		go func() {
 			defer r.running.Done()
-			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, keys["k"], 10)
+			b, _ := g.takeSlot(ctx, m, cands, &usage.Record{}, false, keys["k"], 10)
 			out <- b
 		}()
 		return out

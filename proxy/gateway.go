@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -84,7 +85,7 @@ type workerMarks struct {
 // recorder is what writes down each request: its id, its usage line, its
 // place in the metrics.
 type recorder struct {
-	usage       *usageLog
+	usage       *usage.Log
 	meter       *requestMeter // /metrics counters and histograms; nil: none (unit tests)
 	idPrefix    string
 	idSeq       atomic.Uint64
@@ -95,12 +96,12 @@ type recorder struct {
 // round of health checks; Start begins its background work, Close ends it.
 func New(o Options) (*Gateway, error) {
 	cfg, region := o.Config, o.Region
-	usage, err := openUsageLog(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
+	ulog, err := usage.Open(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
 	if err != nil {
 		return nil, fmt.Errorf("usage_log: %w", err)
 	}
 	if o.UsageSink != nil {
-		usage.sinkTo(o.UsageSink)
+		ulog.SinkTo(o.UsageSink)
 	}
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
@@ -110,7 +111,7 @@ func New(o Options) (*Gateway, error) {
 		queues:  newQueues(o.Column, region, o.WakeWrite),
 		log:     o.Log,
 		started: time.Now(),
-		records: recorder{usage: usage, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
+		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
 			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
 		bodies: bodyStore{col: o.Column, log: o.Log,
 			bytes: region.Lookup(shm.BodyBytesCell), spilled: region.Lookup(shm.BodySpillCell)},
@@ -149,7 +150,7 @@ func New(o Options) (*Gateway, error) {
 func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	fctx, stop := context.WithCancel(context.Background())
 	g.records.stopFlusher = stop
-	go g.records.usage.runFlusher(fctx) // until Close: the last lines are flushed there
+	go g.records.usage.RunFlusher(fctx) // until Close: the last lines are flushed there
 	if wakeRead != nil {
 		go g.queues.listen(wakeRead) // only kicks the dispatcher: no cell touched
 	}
@@ -171,12 +172,12 @@ func (g *Gateway) Close() {
 	g.routes.mu.Unlock()
 	g.flushTraces()
 	g.records.stopFlusher()
-	g.records.usage.close()
+	g.records.usage.Close()
 }
 
 // ReopenUsageLog reopens the usage log at its path (SIGUSR1: logrotate
 // renamed it).
-func (g *Gateway) ReopenUsageLog() error { return g.records.usage.reopen() }
+func (g *Gateway) ReopenUsageLog() error { return g.records.usage.Reopen() }
 
 // ConnKey is the context key under which the worker keeps its record of
 // a client connection (hertz hands each request its connection's

@@ -94,7 +94,7 @@ func (g *Gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) 
 		g.relayLarge(ctx, x.upCtx, c, x, prefix, writeDeadline)
 		return
 	}
-	x.rec.stream = true
+	x.rec.Stream = true
 	g.relayStream(ctx, x.upCtx, c, x, prefix, writeDeadline)
 }
 
@@ -133,7 +133,7 @@ func (g *Gateway) authenticate(_ context.Context, c *app.RequestContext, x *exch
 	if key == nil {
 		return errUnauthorized(x.api, sent)
 	}
-	x.key, x.rec.key = key, key.name
+	x.key, x.rec.Key = key, key.name
 	return nil
 }
 
@@ -178,7 +178,7 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		c.Request.ResetBody()
 	}
 	x.payload = body
-	x.rec.bytesIn = int64(len(body))
+	x.rec.BytesIn = int64(len(body))
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *excha
 		}
 	}
 	x.scan = scan
-	x.rec.model = clip(scan.ModelName) // a model that does not exist is the client's string
+	x.rec.Model = clip(scan.ModelName) // a model that does not exist is the client's string
 	return nil
 }
 
@@ -212,7 +212,7 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 	}
 	if !m.serves(x.api) {
 		return errInvalid(http.StatusNotFound, "endpoint_not_served",
-			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.path)))
+			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.Path)))
 	}
 	x.model = m
 	return nil
@@ -238,13 +238,13 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 // the body's own bytes: nothing is copied.
 func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
 	rec, m, body, scan := &x.rec, x.model, x.payload, &x.scan
-	rec.messages, rec.promptBytes = scan.Messages, scan.PromptBytes
-	rec.streamAsked, rec.upstreamModel = scan.Stream, m.name
+	rec.Messages, rec.PromptBytes = scan.Messages, scan.PromptBytes
+	rec.StreamAsked, rec.UpstreamModel = scan.Stream, m.name
 	if m.upstreamModel != "" {
-		rec.upstreamModel = m.upstreamModel
+		rec.UpstreamModel = m.upstreamModel
 	}
 	if u := scan.User; u.Len() > 0 && u.Len() <= 256 {
-		rec.userRaw = string(body[u.Start:u.End])
+		rec.UserRaw = string(body[u.Start:u.End])
 	}
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
@@ -260,7 +260,7 @@ func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange)
 	if m.sendCacheSalt {
 		w.CacheSalt = x.salt
 	}
-	x.pieces, rec.usageInjected = reqscan.RewritePieces(body, scan, w)
+	x.pieces, rec.UsageInjected = reqscan.RewritePieces(body, scan, w)
 	return nil
 }
 
@@ -275,7 +275,7 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	if hasKey {
 		akey ^= seed
 	}
-	x.rec.affinityKey = akey
+	x.rec.AffinityKey = akey
 	// Blocks are recorded for every request of a prefix model (the index
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
@@ -288,7 +288,7 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	}
 	var q *prefixQuery
 	if x.blocks != nil {
-		x.rec.prefixBlocks = len(*x.blocks)
+		x.rec.PrefixBlocks = len(*x.blocks)
 		if x.scan.User.Len() == 0 {
 			q = &prefixQuery{blocks: *x.blocks, conv: x.conv}
 			q.shared, q.history = m.conversationShape(x.payload, &x.scan, len(q.blocks))
@@ -296,7 +296,7 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	}
 	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])
 	if q != nil {
-		x.rec.prefixMatched = q.matched
+		x.rec.PrefixMatched = q.matched
 	}
 	if len(x.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
@@ -325,10 +325,10 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	x.held.release()
 	x.releaseBlocks()
 
-	rec.status = res.StatusCode
+	rec.Status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	stream := isEventStream(res)
 	// Copied: the backend's header map (~0.5 KiB with its values) is not
 	// read again, and a stream would keep it for its whole life.
@@ -362,7 +362,7 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 			"The backend closed the connection before the response was complete.")
 	}
 	c.Response.SetBodyRaw(data)
-	rec.bytesOut = int64(len(data))
+	rec.BytesOut = int64(len(data))
 	switch {
 	case !x.api.byID: // a stored response fetched again is not billed again
 		if id := x.api.readAnswer(rec, data); x.stores() {

@@ -379,7 +379,7 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	if a.conv == 0 || b.conv == 0 || a.conv == b.conv {
 		t.Fatalf("conversation entries %x and %x for two cache groups", a.conv, b.conv)
 	}
-	if a.rec.prefixMatched == 0 || b.rec.prefixMatched != 0 {
-		t.Fatalf("prefix matched: %d blocks in the group that sent them, %d in another", a.rec.prefixMatched, b.rec.prefixMatched)
+	if a.rec.PrefixMatched == 0 || b.rec.PrefixMatched != 0 {
+		t.Fatalf("prefix matched: %d blocks in the group that sent them, %d in another", a.rec.PrefixMatched, b.rec.PrefixMatched)
 	}
 }

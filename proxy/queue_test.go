@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -91,7 +92,7 @@ func (r *queueRig) takeAs(col int, key fairKey, tokens int64) (c <-chan taken, l
 	r.running.Add(1)
 	go func() {
 		defer r.running.Done()
-		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, false, key, tokens)
+		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usage.Record{}, false, key, tokens)
 		out <- taken{b, err}
 	}()
 	return out, cancel
@@ -294,19 +295,19 @@ func TestPinnedWaiterDoesNotBlockTheQueue(t *testing.T) {
 	go g.queues.run(t.Context())
 
 	ctx := t.Context()
-	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, false, fairKey{}, 0); b != holder {
+	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usage.Record{}, false, fairKey{}, 0); b != holder {
 		t.Fatalf("the holder's one slot was not given at once: %v", e)
 	}
 	pinned := make(chan *backendRoute, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, true, fairKey{}, 0)
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usage.Record{}, true, fairKey{}, 0)
 		pinned <- b
 	}()
 	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
 	// Someone waits: a newcomer queues, and must be served by the free backend.
 	got := make(chan *backendRoute, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usageRecord{}, false, fairKey{}, 0)
+		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usage.Record{}, false, fairKey{}, 0)
 		got <- b
 	}()
 	select {

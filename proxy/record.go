@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // maxLoggedField bounds the copy a record keeps of a client-chosen string
@@ -15,7 +16,7 @@ import (
 // 256 bytes): no more than the largest budget of a usage line, which clips
 // each string after escaping (usage.go) so that a line fits one write(2)
 // to a pipe whatever a client sends.
-const maxLoggedField = logPathMax
+const maxLoggedField = usage.PathMax
 
 // clip returns s as a string of at most maxLoggedField bytes.
 func clip[T ~string | ~[]byte](s T) string {
@@ -24,27 +25,27 @@ func clip[T ~string | ~[]byte](s T) string {
 
 // beginRecord starts the usage record of a request; ctx is the
 // connection's (its client address is formatted once per connection).
-func (g *Gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usageRecord {
-	rec := new(usageRecord)
+func (g *Gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usage.Record {
+	rec := new(usage.Record)
 	g.startRecord(ctx, rec, c)
 	return rec
 }
 
 // startRecord starts the usage record rec (a new one: see beginRecord).
-func (g *Gateway) startRecord(ctx context.Context, rec *usageRecord, c *app.RequestContext) {
-	*rec = usageRecord{start: time.Now(), requestID: g.records.nextID(), path: clip(c.Path()),
-		userAgent: clip(c.Request.Header.UserAgent())}
-	rec.tried = rec.triedFirst[:0]
+func (g *Gateway) startRecord(ctx context.Context, rec *usage.Record, c *app.RequestContext) {
+	*rec = usage.Record{Start: time.Now(), RequestID: g.records.nextID(), Path: clip(c.Path()),
+		UserAgent: clip(c.Request.Header.UserAgent())}
+	rec.Tried = rec.TriedFirst[:0]
 	if conn, _ := ctx.Value(ConnKey{}).(Conn); conn != nil && conn.ClientAddr() != "" {
-		rec.clientAddr = conn.ClientAddr()
+		rec.ClientAddr = conn.ClientAddr()
 	} else {
-		rec.clientAddr = c.RemoteAddr().String()
+		rec.ClientAddr = c.RemoteAddr().String()
 	}
 }
 
 // finish writes the usage line.
-func (g *Gateway) finish(rec *usageRecord) {
+func (g *Gateway) finish(rec *usage.Record) {
 	now := time.Now()
 	g.records.meter.record(g.routes.current.Load(), rec, now)
-	g.records.usage.write(rec, now)
+	g.records.usage.Write(rec, now)
 }

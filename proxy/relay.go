@@ -93,18 +93,18 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 				return
 			}
 		}
-		rec.events++
+		rec.Events++
 		if ev.HasContent {
-			rec.generated++
-			if rec.ttft == 0 {
-				rec.ttft = time.Since(rec.start)
+			rec.Generated++
+			if rec.TTFT == 0 {
+				rec.TTFT = time.Since(rec.Start)
 			}
 		}
 		if ev.FinishReason != "" {
-			rec.finishReason = ev.FinishReason
+			rec.FinishReason = ev.FinishReason
 		}
 		if ev.Usage.Found && !x.api.byID {
-			rec.usage.Merge(ev.Usage)
+			rec.Usage.Merge(ev.Usage)
 		}
 		if stored && ev.ResponseID != "" {
 			// Its holder at once (end records its conversation's size).
@@ -115,7 +115,7 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if !whole {
 			return // its bytes went out above
 		}
-		if ev.UsageOnly && rec.usageInjected {
+		if ev.UsageOnly && rec.UsageInjected {
 			return
 		}
 		done = done || ev.Done
@@ -160,11 +160,11 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			// body: one write.
 			out := append(bufs.out, split.Rest()...)
 			if w.WriteLast(out) != nil {
-				rec.status, rec.errCode = statusClientClosed, w.gone()
+				rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
-			rec.bytesOut += int64(len(out))
+			rec.BytesOut += int64(len(out))
 			return
 		}
 		if rerr == nil && done && len(bufs.out) > 0 && waiter != nil && waiter.WaitDataFor(doneWait) {
@@ -173,25 +173,25 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if out := bufs.out; len(out) > 0 {
 			// Write through w, not c.Write: only w reports a client that left.
 			if _, err := w.Write(out); err != nil || w.Flush() != nil {
-				rec.status, rec.errCode = statusClientClosed, w.gone()
+				rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
-			rec.bytesOut += int64(len(out))
+			rec.BytesOut += int64(len(out))
 			bufs.out, done = bufs.out[:0], false
 		}
 		if rerr != nil {
 			if ctx.Err() != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				rec.Status, rec.ErrCode = statusClientClosed, "client_closed"
 				return
 			}
 			e := brokenOff(upCtx, "stream", errUpstream(http.StatusBadGateway, "upstream_stream_broken",
 				"The backend stopped the stream before it was complete."))
-			rec.errCode, rec.errSource = e.code, e.source
-			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
+			rec.ErrCode, rec.ErrSource = e.code, e.source
+			g.log.Warn("stream ended early", "backend", rec.Backend, "reason", e.code, "err", rerr)
 			ev := appendErrorEvent(nil, e, x.api)
 			if _, err := w.Write(ev); err == nil && w.Flush() == nil {
-				rec.bytesOut += int64(len(ev))
+				rec.BytesOut += int64(len(ev))
 			}
 			return
 		}
@@ -234,12 +234,12 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 			w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 		}
 		if _, err := w.Write(p); err != nil {
-			rec.status, rec.errCode = statusClientClosed, w.gone()
+			rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 			w.abort(errAnswerCut)
 			writeFailed = true
 			return false
 		}
-		rec.bytesOut += int64(len(p))
+		rec.BytesOut += int64(len(p))
 		answer.Feed(p)
 		return true
 	}
@@ -271,7 +271,7 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 			continue
 		}
 		if ctx.Err() != nil {
-			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			rec.Status, rec.ErrCode = statusClientClosed, "client_closed"
 			if w != nil {
 				w.abort(errAnswerCut)
 			}
@@ -281,19 +281,19 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		// past wholeAnswerMax.)
 		e := brokenOff(upCtx, "answer", errUpstream(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the connection before the response was complete."))
-		g.log.Warn("large answer ended early", "backend", rec.backend, "reason", e.code, "sent", rec.bytesOut, "err", err)
+		g.log.Warn("large answer ended early", "backend", rec.Backend, "reason", e.code, "sent", rec.BytesOut, "err", err)
 		if w == nil {
 			c.Response.Header.Reset()
 			g.fail(c, rec, e, x.api.errors)
 			return
 		}
-		rec.errCode, rec.errSource = e.code, e.source
+		rec.ErrCode, rec.ErrSource = e.code, e.source
 		w.abort(errAnswerCut)
 		return
 	}
 	if !x.api.byID { // a stored response fetched again is not billed again
-		rec.usage = answer.Usage()
-		rec.finishReason = answer.FinishReason()
+		rec.Usage = answer.Usage()
+		rec.FinishReason = answer.FinishReason()
 		if x.stores() {
 			x.storedID = answer.ResponseID() // remembered by end, with its usage
 		}
@@ -301,7 +301,7 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 	// The end of the body, here under the write deadline rather than by
 	// hertz's Finalize after it.
 	if w.WriteLast(nil) != nil {
-		rec.status, rec.errCode = statusClientClosed, w.gone()
+		rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 		writeFailed = true
 	}
 }

@@ -53,7 +53,7 @@ func (g *Gateway) Apply(cfg *config.Config, gen int64) error {
 	rt.gen = gen
 	rt.carryHealth(old)
 	stopHealth := checkHealth(rt, g.routes.reach, g.log)
-	if err := g.records.usage.retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
+	if err := g.records.usage.Retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
 		stopHealth()
 		return fmt.Errorf("usage_log: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -64,16 +65,17 @@ func (q *queues) wakeOldest(qc *shm.Cell) {
 // holder); it waits in its turn without holding back the others (see
 // localQueue.pinned).
 // Whoever gets a slot must give it back with releaseSlot.
-func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool, key fairKey, tokens int64) (*backendRoute, *apiError) {
+func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usage.Record, pinned bool, key fairKey, tokens int64) (*backendRoute, *apiError) {
 	lq := m.queue
-	rec.priority = key.priority
+	rec.Priority = key.priority
 	// Newcomers do not overtake: while anyone waits, they queue too — a
 	// pinned request as well, which the dispatcher serves in its turn.
 	virtual := lq.cell.Scalar(shm.QueueVirtualScalar)
 	if lq.cell.Total() == 0 {
 		if b := g.queues.trySlot(cands); b != nil {
-			rec.served = key.claim(tokens, atomic.LoadInt64(virtual))
-			advanceVirtual(virtual, rec.served)
+			start := key.claim(tokens, atomic.LoadInt64(virtual))
+			advanceVirtual(virtual, start)
+			rec.Served = servedTokens(start)
 			rebaseEpoch(lq.cell)
 			return b, nil
 		}
@@ -106,17 +108,17 @@ func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 		}
 	}
 	waited := time.Since(began)
-	if !rec.queued {
-		rec.queueBegan = began
+	if !rec.Queued {
+		rec.QueueBegan = began
 	}
-	rec.queued = true
-	rec.queueWait += waited
+	rec.Queued = true
+	rec.QueueWait += waited
 	if key.cell != nil {
 		atomic.AddInt64(key.cell.Scalar(shm.KeyQueuedScalar), 1)
 		atomic.AddInt64(key.cell.Scalar(shm.KeyQueueWaitScalar), int64(waited))
 	}
 	if b != nil {
-		rec.handoff, rec.served = w.handoff, w.start
+		rec.Handoff, rec.Served = w.handoff, servedTokens(w.start)
 	}
 	return b, aerr
 }
@@ -146,7 +148,7 @@ func (g *Gateway) takePlace(m *modelRoute, key fairKey) *apiError {
 			return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_key_full",
 				message: fmt.Sprintf("Every backend of model `%s` is busy and your key already has %d requests waiting, its share of the queue. Retry when one has finished.",
 					m.name, n),
-				retryAfter: "1", source: sourceGateway}
+				retryAfter: "1", source: usage.SourceGateway}
 		}
 	}
 	if !lq.cell.Acquire(g.col, m.queueMax) {
@@ -162,7 +164,7 @@ func (g *Gateway) takePlace(m *modelRoute, key fairKey) *apiError {
 func errQueueFull(m *modelRoute) *apiError {
 	return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
 		message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
-		retryAfter: "1", source: sourceGateway}
+		retryAfter: "1", source: usage.SourceGateway}
 }
 
 // errClientClosed marks a request whose client left while it waited.

@@ -42,7 +42,7 @@ type tracerState struct {
 // startTrace begins the request's span, if tracing is on.
 func (g *Gateway) startTrace(c *app.RequestContext, x *exchange) {
 	if t := g.tracer.cur.Load(); t != nil {
-		x.trace = t.StartRequest(headerPeeker{c}, x.rec.start)
+		x.trace = t.StartRequest(headerPeeker{c}, x.rec.Start)
 	}
 }
 
@@ -53,8 +53,8 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 		return
 	}
 	rec := &x.rec
-	if rec.queued {
-		x.trace.Queued(rec.queueBegan, rec.queueWait, rec.priority)
+	if rec.Queued {
+		x.trace.Queued(rec.QueueBegan, rec.QueueWait, rec.Priority)
 	}
 	op := genAIOperation[x.api.name]
 	if op == "" {
@@ -68,10 +68,10 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 		model = x.model.name
 	}
 	x.trace.End(tracing.Outcome{
-		Operation: op, RequestModel: model, ResponseModel: rec.upstreamModel,
-		Key: rec.key, Backend: rec.backend, Status: rec.status, ErrorCode: rec.errCode, Attempts: rec.attempts,
-		InputTokens: rec.usage.Prompt, OutputTokens: rec.usage.Completion, CachedTokens: rec.usage.Cached, HasUsage: rec.usage.Found,
-		FinishReason: rec.finishReason, Queued: rec.queued, QueueWait: rec.queueWait, TTFT: rec.ttft, Stream: rec.stream,
+		Operation: op, RequestModel: model, ResponseModel: rec.UpstreamModel,
+		Key: rec.Key, Backend: rec.Backend, Status: rec.Status, ErrorCode: rec.ErrCode, Attempts: rec.Attempts,
+		InputTokens: rec.Usage.Prompt, OutputTokens: rec.Usage.Completion, CachedTokens: rec.Usage.Cached, HasUsage: rec.Usage.Found,
+		FinishReason: rec.FinishReason, Queued: rec.Queued, QueueWait: rec.QueueWait, TTFT: rec.TTFT, Stream: rec.Stream,
 	}, end)
 }
 

@@ -25,6 +25,7 @@ func TestDependencyDirection(t *testing.T) {
 		// The pipeline's leaves ("$": that package alone, not the ones
 		// under it, their siblings).
 		"proxy/admission":   {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/usage":       {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/affinity":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/directwrite": {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/provkeys":    {mod + "proxy$", mod + "worker", mod + "supervisor"},

@@ -1,4 +1,7 @@
-package proxy
+package usage
+
+// The usage line: the record as one JSON line, every string clipped to
+// its budget so that a line fits one write(2) to a pipe.
 
 import (
 	"strconv"
@@ -6,99 +9,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/proxy/reqscan"
-	"github.com/sluice-gw/sluice/proxy/sse"
 )
 
-// usageRecord is what the usage line says about one request. The issue
-// "LLM-aware request handling" extends it (tokens, TTFT, affinity, …).
-type usageRecord struct {
-	requestID  string
-	start      time.Time
-	key        string
-	model      string
-	backend    string
-	path       string
-	status     int
-	errCode    string
-	errSource  errSource // whose fault the error is, when errCode is set
-	stream     bool
-	bytesIn    int64
-	bytesOut   int64
-	clientAddr string
+// appendInt appends v in decimal.
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
-	usageInjected bool          // the gateway added include_usage to a stream
-	usage         sse.Usage     // tokens, from the usage event or the answer's "usage"
-	finishReason  string        // the last finish_reason seen
-	ttft          time.Duration // to the first content event (streams)
-	events        int64         // stream events from the backend
-	generated     int64         // of them, the events that carry generated tokens (content, reasoning, tool-call arguments)
-	// usageCounted: the backend reported no usage (a stream cut before its
-	// last event, an answer without it) and usage is the gateway's count:
-	// the prompt's estimate and the generated events, one token each.
-	usageCounted    bool
-	affinityKey     uint64 // XXH3 of the affinity key, 0 without one
-	prefixBlocks    int    // the prompt's blocks for the prefix index, 0 without
-	prefixMatched   int    // of them, the leading blocks the index held for the first candidate
-	upstreamModel   string // the model name sent upstream
-	userRaw         string // the request's "user", as its raw JSON string literal
-	userAgent       string
-	upstreamCode    int           // status of the last backend answer
-	headersAt       time.Duration // to the backend's response headers
-	streamAsked     bool          // the request asked for a stream
-	firstTokenRetry bool          // first_token_deadline passed on a backend; retried on the next
-	attempts        int           // upstream attempts
-	tried           []string      // backends tried, in order (in triedFirst while they fit)
-	triedFirst      [2]string     // the usual one or two: no allocation for them
-	messages        int
-	promptBytes     int
-	queued          bool          // waited in the model's queue for a slot
-	queueWait       time.Duration // time spent in the queue
-	queueBegan      time.Time     // when it began waiting (its first wait, for its trace)
-	handoff         time.Duration // from a slot's release to its hand-over to this request
-	priority        int           // the key's priority (tier in the queue)
-	served          int64         // its start tag in the fair queue, in units
-}
-
-// countUsage makes usage the gateway's count when the backend reported
-// none although it took the request (a 2xx head): a stream the client cut
-// before its last event, where the usage comes, or a backend that does not
-// report it. The prompt is what the backend said of it, where it said
-// (a Messages stream's message_start), else its estimate; each event that
-// carried generated tokens counts one (vLLM sends about a token an event;
-// a coarser stream is billed low, never zero). Until issue 30 such a
-// request was billed nothing: a client reading 190 of 200 tokens and
-// closing paid no tokens, settled no reservation and taught its key's
-// fair-queue cost nothing, and so won 8.8 slots to an honest key's one.
-func (r *usageRecord) countUsage(promptEstimate int64) {
-	if r.usage.Found || r.upstreamCode/100 != 2 {
-		return
-	}
-	prompt := r.usage.Prompt
-	if prompt <= 0 {
-		prompt = promptEstimate
-	}
-	r.usage = sse.Usage{Prompt: prompt, Completion: r.generated, Total: satAdd(prompt, r.generated), Cached: r.usage.Cached, Found: true}
-	r.usageCounted = true
-}
-
-// failed records that the request ended with e.
-func (r *usageRecord) failed(e *apiError) {
-	r.status, r.errCode, r.errSource = e.status, e.code, e.source
-}
-
-// maxUsageLine bounds a usage line, newline included: PIPE_BUF, the most a
-// write(2) to a pipe carries without interleaving with another process's.
+// MaxLine bounds a usage line, newline included: PIPE_BUF, the most a
+// Write(2) to a pipe carries without interleaving with another process's.
 // Every string in a line is clipped to its budget below (escaped bytes, so
 // a client's control characters, six bytes each once escaped, cannot push
 // a line past it); the budgets plus the fixed part of a line — names and
 // numbers at their widest, 966 bytes — fit, as TestUsageLineBound checks.
-const maxUsageLine = 4096
+const MaxLine = 4096
 
 // Budgets of a usage line's strings, in escaped bytes without the quotes.
 const (
 	logIDMax            = 64  // request_id: the gateway's own
 	logKeyMax           = 128 // key: a configured name
-	logPathMax          = 768 // path: the client's
+	PathMax             = 768 // path: the client's
 	logModelMax         = 256 // model: the client's when it names no model
 	logURLMax           = 192 // backend, and each of backends_tried: configured or from Nomad
 	logErrMax           = 64  // error: the gateway's own codes
@@ -110,82 +38,82 @@ const (
 	logUAMax            = 384 // user_agent: the client's
 )
 
-// appendUsageLine appends r as one JSON line of at most maxUsageLine
+// AppendLine appends r as one JSON line of at most MaxLine
 // bytes: valid UTF-8 and valid JSON whatever bytes a client or a backend
 // sent (invalid UTF-8 and lone surrogates read as U+FFFD, as encoding/json
 // reads them; nothing is written as a \u escape but a control character).
-func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte {
+func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	b = append(b, `{"time":"`...)
-	b = r.start.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = r.Start.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","request_id":`...)
-	b = appendLogString(b, r.requestID, logIDMax)
+	b = appendLogString(b, r.RequestID, logIDMax)
 	b = append(b, `,"worker":`...)
 	b = appendInt(b, int64(worker))
 	b = append(b, `,"key":`...)
-	b = appendLogString(b, r.key, logKeyMax)
+	b = appendLogString(b, r.Key, logKeyMax)
 	b = append(b, `,"path":`...)
-	b = appendLogString(b, r.path, logPathMax)
+	b = appendLogString(b, r.Path, PathMax)
 	b = append(b, `,"model":`...)
-	b = appendLogString(b, r.model, logModelMax)
+	b = appendLogString(b, r.Model, logModelMax)
 	b = append(b, `,"backend":`...)
-	b = appendLogString(b, r.backend, logURLMax)
+	b = appendLogString(b, r.Backend, logURLMax)
 	b = append(b, `,"status":`...)
-	b = appendInt(b, int64(r.status))
+	b = appendInt(b, int64(r.Status))
 	b = append(b, `,"error":`...)
-	b = appendLogString(b, r.errCode, logErrMax)
+	b = appendLogString(b, r.ErrCode, logErrMax)
 	b = append(b, `,"error_source":`...)
-	if r.errCode == "" {
+	if r.ErrCode == "" {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '"')
-		b = append(b, r.errSource.String()...)
+		b = append(b, r.ErrSource.String()...)
 		b = append(b, '"')
 	}
 	b = append(b, `,"stream":`...)
-	b = strconv.AppendBool(b, r.stream)
+	b = strconv.AppendBool(b, r.Stream)
 	b = append(b, `,"duration_ms":`...)
-	b = appendInt(b, end.Sub(r.start).Milliseconds())
+	b = appendInt(b, end.Sub(r.Start).Milliseconds())
 	b = append(b, `,"bytes_in":`...)
-	b = appendInt(b, r.bytesIn)
+	b = appendInt(b, r.BytesIn)
 	b = append(b, `,"bytes_out":`...)
-	b = appendInt(b, r.bytesOut)
+	b = appendInt(b, r.BytesOut)
 	b = append(b, `,"client":`...)
-	b = appendLogString(b, r.clientAddr, logClientMax)
+	b = appendLogString(b, r.ClientAddr, logClientMax)
 	b = append(b, `,"prompt_tokens":`...)
-	b = appendInt(b, r.usage.Prompt)
+	b = appendInt(b, r.Usage.Prompt)
 	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, r.usage.Completion)
+	b = appendInt(b, r.Usage.Completion)
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, r.usage.Total)
+	b = appendInt(b, r.Usage.Total)
 	b = append(b, `,"cached_tokens":`...)
-	b = appendInt(b, r.usage.Cached)
+	b = appendInt(b, r.Usage.Cached)
 	b = append(b, `,"usage_reported":`...)
-	b = strconv.AppendBool(b, r.usage.Found && !r.usageCounted)
+	b = strconv.AppendBool(b, r.Usage.Found && !r.UsageCounted)
 	b = append(b, `,"usage_source":`...)
 	switch {
-	case r.usageCounted:
+	case r.UsageCounted:
 		b = append(b, `"gateway"`...)
-	case r.usage.Found:
+	case r.Usage.Found:
 		b = append(b, `"backend"`...)
 	default:
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"finish_reason":`...)
-	b = appendLogString(b, r.finishReason, logFinishMax)
+	b = appendLogString(b, r.FinishReason, logFinishMax)
 	b = append(b, `,"ttft_ms":`...)
-	b = appendInt(b, r.ttft.Milliseconds())
+	b = appendInt(b, r.TTFT.Milliseconds())
 	b = append(b, `,"events":`...)
-	b = appendInt(b, r.events)
+	b = appendInt(b, r.Events)
 	b = append(b, `,"messages":`...)
-	b = appendInt(b, int64(r.messages))
+	b = appendInt(b, int64(r.Messages))
 	b = append(b, `,"prompt_bytes":`...)
-	b = appendInt(b, int64(r.promptBytes))
+	b = appendInt(b, int64(r.PromptBytes))
 	b = append(b, `,"attempts":`...)
-	b = appendInt(b, int64(r.attempts))
+	b = appendInt(b, int64(r.Attempts))
 	b = append(b, `,"backends_tried":[`...)
 	// As many as fit in logTriedMax, in order: attempts says how many there were.
 	listEnd := len(b) + logTriedMax
-	for i, t := range r.tried {
+	for i, t := range r.Tried {
 		mark := len(b)
 		if i > 0 {
 			b = append(b, ',')
@@ -197,41 +125,41 @@ func appendUsageLine(b []byte, r *usageRecord, worker int, end time.Time) []byte
 	}
 	b = append(b, ']')
 	b = append(b, `,"upstream_model":`...)
-	b = appendLogString(b, r.upstreamModel, logUpstreamModelMax)
+	b = appendLogString(b, r.UpstreamModel, logUpstreamModelMax)
 	b = append(b, `,"user":`...)
-	if r.userRaw == "" {
+	if r.UserRaw == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendLogLiteral(b, r.userRaw, logUserMax)
+		b = appendLogLiteral(b, r.UserRaw, logUserMax)
 	}
 	b = append(b, `,"user_agent":`...)
-	b = appendLogString(b, r.userAgent, logUAMax)
+	b = appendLogString(b, r.UserAgent, logUAMax)
 	b = append(b, `,"upstream_status":`...)
-	b = appendInt(b, int64(r.upstreamCode))
+	b = appendInt(b, int64(r.UpstreamCode))
 	b = append(b, `,"upstream_headers_ms":`...)
-	b = appendInt(b, r.headersAt.Milliseconds())
+	b = appendInt(b, r.HeadersAt.Milliseconds())
 	b = append(b, `,"stream_requested":`...)
-	b = strconv.AppendBool(b, r.streamAsked)
+	b = strconv.AppendBool(b, r.StreamAsked)
 	b = append(b, `,"first_token_retry":`...)
-	b = strconv.AppendBool(b, r.firstTokenRetry)
+	b = strconv.AppendBool(b, r.FirstTokenRetry)
 	b = append(b, `,"usage_injected":`...)
-	b = strconv.AppendBool(b, r.usageInjected)
+	b = strconv.AppendBool(b, r.UsageInjected)
 	b = append(b, `,"queued":`...)
-	b = strconv.AppendBool(b, r.queued)
+	b = strconv.AppendBool(b, r.Queued)
 	b = append(b, `,"queue_ms":`...)
-	b = appendInt(b, r.queueWait.Milliseconds())
+	b = appendInt(b, r.QueueWait.Milliseconds())
 	b = append(b, `,"queue_handoff_us":`...)
-	b = appendInt(b, r.handoff.Microseconds())
+	b = appendInt(b, r.Handoff.Microseconds())
 	b = append(b, `,"queue_priority":`...)
-	b = appendInt(b, int64(r.priority))
+	b = appendInt(b, int64(r.Priority))
 	b = append(b, `,"queue_served_tokens":`...)
-	b = appendInt(b, servedTokens(r.served))
+	b = appendInt(b, r.Served)
 	b = append(b, `,"affinity_key":"`...)
-	b = strconv.AppendUint(b, r.affinityKey, 16)
+	b = strconv.AppendUint(b, r.AffinityKey, 16)
 	b = append(b, `","prefix_blocks":`...)
-	b = appendInt(b, int64(r.prefixBlocks))
+	b = appendInt(b, int64(r.PrefixBlocks))
 	b = append(b, `,"prefix_matched":`...)
-	b = appendInt(b, int64(r.prefixMatched))
+	b = appendInt(b, int64(r.PrefixMatched))
 	return append(b, "}\n"...)
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package usage
 
 // The usage log: where the lines go (a file, stdout, off, or a sink),
 // written whole with one write(2) each or gathered every usage_log_flush,
@@ -12,13 +12,13 @@ import (
 	"time"
 )
 
-// usageLog writes exactly one JSON line per request. Each line is built in
+// Log writes exactly one JSON line per request. Each line is built in
 // one reused buffer and written whole with a single write(2), so lines from
 // several workers sharing a file (O_APPEND) or a pipe never interleave.
 // With usage_log_flush, whole lines are collected and written together:
 // at most 64 KiB to a file, 4 KiB (PIPE_BUF, what a pipe writes without
 // interleaving) to stdout.
-type usageLog struct {
+type Log struct {
 	mu      sync.Mutex
 	dest    string    // usage_log: "stdout", "off" or a path
 	w       io.Writer // nil: usage_log is "off"
@@ -36,9 +36,9 @@ const (
 	usagePipeBuffer = 4 << 10
 )
 
-// openUsageLog opens the destination named by usage_log.
-func openUsageLog(dest string, worker int, flush time.Duration) (*usageLog, error) {
-	u := &usageLog{worker: worker, dest: dest, buf: make([]byte, 0, 1024), every: flush}
+// Open opens the destination named by usage_log.
+func Open(dest string, worker int, flush time.Duration) (*Log, error) {
+	u := &Log{worker: worker, dest: dest, buf: make([]byte, 0, 1024), every: flush}
 	switch dest {
 	case "off":
 	case "stdout":
@@ -54,7 +54,7 @@ func openUsageLog(dest string, worker int, flush time.Duration) (*usageLog, erro
 }
 
 // limit is how many bytes of lines may wait (u.mu held); 0: none.
-func (u *usageLog) limit() int {
+func (u *Log) limit() int {
 	switch {
 	case u.every <= 0:
 		return 0
@@ -65,7 +65,7 @@ func (u *usageLog) limit() int {
 }
 
 // emit writes one finished line, or queues it (u.mu held).
-func (u *usageLog) emit(line []byte) {
+func (u *Log) emit(line []byte) {
 	limit := u.limit()
 	if len(u.pending)+len(line) > limit {
 		u.flushLocked()
@@ -79,16 +79,16 @@ func (u *usageLog) emit(line []byte) {
 	u.pending = append(u.pending, line...)
 }
 
-func (u *usageLog) flushLocked() {
+func (u *Log) flushLocked() {
 	if len(u.pending) > 0 && u.w != nil {
 		u.w.Write(u.pending) //nolint:errcheck // a full disk must not fail requests
 	}
 	u.pending = u.pending[:0]
 }
 
-// runFlusher writes waiting lines every usage_log_flush until ctx ends,
+// RunFlusher writes waiting lines every usage_log_flush until ctx ends,
 // then once more.
-func (u *usageLog) runFlusher(ctx context.Context) {
+func (u *Log) RunFlusher(ctx context.Context) {
 	for {
 		u.mu.Lock()
 		every := u.every
@@ -110,30 +110,30 @@ func (u *usageLog) runFlusher(ctx context.Context) {
 	}
 }
 
-// write appends r as one line.
-func (u *usageLog) write(r *usageRecord, end time.Time) {
+// Write appends r as one line.
+func (u *Log) Write(r *Record, end time.Time) {
 	u.mu.Lock()
 	if u.w == nil { // under the lock: a reload may turn the log off at any moment
 		u.mu.Unlock()
 		return
 	}
-	b := appendUsageLine(u.buf[:0], r, u.worker, end)
+	b := AppendLine(u.buf[:0], r, u.worker, end)
 	u.emit(b)
 	u.buf = b
 	u.mu.Unlock()
 }
 
-// sinkTo sends every line to w from now on, whatever a reload's
+// SinkTo sends every line to w from now on, whatever a reload's
 // usage_log says (Options.UsageSink).
-func (u *usageLog) sinkTo(w io.Writer) {
+func (u *Log) SinkTo(w io.Writer) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.dest, u.w, u.sink = "sink", w, true
 }
 
-// retarget points the log at dest and sets its flush interval, when a
+// Retarget points the log at dest and sets its flush interval, when a
 // reload changed usage_log or usage_log_flush.
-func (u *usageLog) retarget(dest string, flush time.Duration) error {
+func (u *Log) Retarget(dest string, flush time.Duration) error {
 	u.mu.Lock()
 	same := dest == u.dest || u.sink
 	if same {
@@ -147,10 +147,10 @@ func (u *usageLog) retarget(dest string, flush time.Duration) error {
 	return u.switchTo(dest, flush)
 }
 
-// reopen opens the log file again under its name (SIGUSR1, after logrotate
+// Reopen opens the log file again under its name (SIGUSR1, after logrotate
 // renamed it): lines written from now on go to the new file, none is lost
 // in between — a line is written whole to the old file or to the new one.
-func (u *usageLog) reopen() error {
+func (u *Log) Reopen() error {
 	u.mu.Lock()
 	dest, flush, sink := u.dest, u.every, u.sink
 	u.mu.Unlock()
@@ -160,8 +160,8 @@ func (u *usageLog) reopen() error {
 	return u.switchTo(dest, flush)
 }
 
-func (u *usageLog) switchTo(dest string, flush time.Duration) error {
-	n, err := openUsageLog(dest, u.worker, flush)
+func (u *Log) switchTo(dest string, flush time.Duration) error {
+	n, err := Open(dest, u.worker, flush)
 	if err != nil {
 		return err
 	}
@@ -176,8 +176,8 @@ func (u *usageLog) switchTo(dest string, flush time.Duration) error {
 	return nil
 }
 
-// close writes waiting lines and closes the file.
-func (u *usageLog) close() {
+// Close writes waiting lines and closes the file.
+func (u *Log) Close() {
 	u.mu.Lock()
 	u.flushLocked()
 	u.mu.Unlock()
