@@ -47,6 +47,11 @@ func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 // stream's first bytes, under first_token_deadline). done is false when
 // the request is to be tried again; else e is the client's error, or nil
 // with x.res the answer to relay.
+//
+// One function, long (about 130 lines), on purpose: its steps share the
+// attempt's slot, first-token timer and span, and every return path must
+// give them back in order; split up, that order would be spread over
+// several functions and their returns.
 func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
 	rec := &x.rec
 	var rotated [16]*backendRoute

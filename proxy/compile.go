@@ -66,85 +66,14 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backen
 		models: make(map[string]*modelRoute, len(c.Models)),
 	}
 	for _, k := range c.Keys {
-		kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
-			limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
-		kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
-		kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
-		if kr.fair.weight == 0 {
-			kr.fair.weight = config.DefaultKeyWeight
-		}
-		raw, _ := hex.DecodeString(k.SHA256) // validated by config
-		copy(kr.hash[:], raw)
-		for _, m := range k.Models {
-			if m == "*" {
-				kr.allModel = true
-			}
-			kr.models[m] = true
-		}
+		kr := compileKey(k, cell)
 		t.keys[kr.hash] = kr
 	}
 	for _, m := range c.Models {
-		mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
-		if m.Affinity == "prefix" && region.PrefixCapacity() > 0 {
-			// (The defaults again for a config built in code, not decoded.)
-			mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
-			mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
-			mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
-		}
-		if m.Retries != nil {
-			mr.retries = *m.Retries
-		}
-		if len(m.Endpoints) > 0 {
-			mr.endpoints = map[string]bool{}
-			for _, e := range m.Endpoints {
-				mr.endpoints[e] = true
-			}
-		}
-		connect, idle, total := time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
-		if connect == 0 { // a config built in code, not decoded
-			connect, idle, total = 2*time.Second, time.Minute, 10*time.Minute
-		}
-		mr.connect, mr.streamIdle, mr.total = connect, idle, total
-		mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
-		mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
-		mr.queueMax, mr.queueTimeout, mr.defaultMaxTokens = int64(config.DefaultQueueMax), config.DefaultQueueTimeout, m.DefaultMaxTokens
-		if m.Queue.Max != nil {
-			mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
-		}
-		mr.maxContext = int64(m.MaxContext)
-		mr.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
-		mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
-		if m.Queue.MaxPerKey != nil {
-			mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)
-		}
-		if mr.defaultMaxTokens == 0 {
-			mr.defaultMaxTokens = config.DefaultMaxTokens
-		}
+		mr := compileModel(c, m, region.PrefixCapacity() > 0)
 		mr.queue = q.forModel(m.Name, cell(shm.QueueCell(m.Name)))
-		mr.kvSaturation = m.KVSaturation
-		if mr.kvSaturation == 0 {
-			mr.kvSaturation = config.DefaultKVSaturation
-		}
-		if mr.healthPath == "" {
-			mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
-		}
-		for _, b := range m.Backends {
-			br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
-				kvSaturation: int64(mr.kvSaturation * 1e6)}
-			br.urlHash = holderHash(br.url)
-			pool, err := reach.dial(br.url, connect)
-			if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
-				return nil, fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
-			}
-			br.pool = pool
-			mr.seeds = append(mr.seeds, affinity.Seed(br.url))
-			if b.APIKeyEnv != "" {
-				br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
-			}
-			if len(b.APIKeysEnv) > 0 {
-				br.keys = providerKeys(region, m.Name, b, cell, log)
-			}
-			mr.backends = append(mr.backends, br)
+		if err := mr.addBackends(m, region, reach, cell, log); err != nil {
+			return nil, err
 		}
 		t.models[m.Name] = mr
 		t.order = append(t.order, mr)
@@ -154,6 +83,93 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backen
 		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
 	}
 	return t, nil
+}
+
+// compileKey is the route of key k, its cell found by cell.
+func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
+	kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
+		limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
+	kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
+	kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
+	if kr.fair.weight == 0 {
+		kr.fair.weight = config.DefaultKeyWeight
+	}
+	raw, _ := hex.DecodeString(k.SHA256) // validated by config
+	copy(kr.hash[:], raw)
+	for _, m := range k.Models {
+		if m == "*" {
+			kr.allModel = true
+		}
+		kr.models[m] = true
+	}
+	return kr
+}
+
+// compileModel is the route of model m of c, its backends and queue not
+// yet added; prefix says whether the region has a prefix index. The
+// defaults are applied again for a config built in code, not decoded.
+func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
+	mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+	if m.Affinity == "prefix" && prefix {
+		mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
+		mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
+		mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
+	}
+	if m.Retries != nil {
+		mr.retries = *m.Retries
+	}
+	if len(m.Endpoints) > 0 {
+		mr.endpoints = map[string]bool{}
+		for _, e := range m.Endpoints {
+			mr.endpoints[e] = true
+		}
+	}
+	mr.connect, mr.streamIdle, mr.total = time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
+	if mr.connect == 0 { // a config built in code, not decoded
+		mr.connect, mr.streamIdle, mr.total = 2*time.Second, time.Minute, 10*time.Minute
+	}
+	mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
+	mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
+	if mr.healthPath == "" {
+		mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
+	}
+	mr.queueMax, mr.queueTimeout = int64(config.DefaultQueueMax), config.DefaultQueueTimeout
+	if m.Queue.Max != nil {
+		mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
+	}
+	mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
+	if m.Queue.MaxPerKey != nil {
+		mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)
+	}
+	mr.maxContext = int64(m.MaxContext)
+	mr.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
+	mr.defaultMaxTokens = cmp.Or(m.DefaultMaxTokens, config.DefaultMaxTokens)
+	mr.kvSaturation = cmp.Or(m.KVSaturation, config.DefaultKVSaturation)
+	return mr
+}
+
+// addBackends adds the routes of m's backends to mr, each with its cell
+// (found by cell), its Upstream (made by reach) and its provider keys.
+func (mr *modelRoute) addBackends(m config.Model, region *shm.Region, reach Backends, cell func(string) *shm.Cell, log *slog.Logger) error {
+	for _, b := range m.Backends {
+		br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
+			kvSaturation: int64(mr.kvSaturation * 1e6)}
+		br.urlHash = holderHash(br.url)
+		pool, err := reach.dial(br.url, mr.connect)
+		if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
+			return fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
+		}
+		br.pool = pool
+		mr.seeds = append(mr.seeds, affinity.Seed(br.url))
+		if b.APIKeyEnv != "" {
+			br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
+		}
+		if len(b.APIKeysEnv) > 0 {
+			br.keys = providerKeys(region, m.Name, b, cell, log)
+		}
+		mr.backends = append(mr.backends, br)
+	}
+	return nil
 }
 
 // providerKeys is the provkeys.Set of backend b of model: its api_keys_env

@@ -49,6 +49,9 @@ func busyAt(slots int64) int64 { return (slots + 1) / 2 }
 // With a cold index, or a prefix every backend holds alike, the ranking
 // and the load decide; gateway replicas (each with its own region) agree
 // while the backends carry the same load.
+//
+// Long (about 90 lines): the two rules above, and the bounds that both
+// share, read best in one place; its arrays stay on the stack.
 func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, full []bool, limit int64, keeps func(int) bool, home int, now time.Time) int {
 	region := m.queue.q.region
 	var matches [16]int
@@ -222,6 +225,9 @@ const matchSlack = 1
 // backend that keeps its keys (not saturated: see below) moved to the
 // front — or, with q (nil: none), the one the prefix index places it on
 // (see the comment there); without a key, round robin.
+//
+// Long (about 85 lines): the ranking, the load bounds and the move to
+// the front share their arrays on the stack (no allocation per request).
 func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*backendRoute) []*backendRoute {
 	now := time.Now()
 	n := len(m.backends)

@@ -61,6 +61,12 @@ const doneWait = 5 * time.Millisecond
 // A stream that breaks or times out after its headers went out ends with an
 // SSE error event in the API's shape (appendErrorEvent) and a clean end of
 // the chunked body.
+//
+// Long (about 135 lines) on purpose: this loop runs once per event of
+// every open stream, and its state (buffers, the splitter, the idle
+// timer, the usage seen) lives in its locals; split into calls, that state
+// would move to a struct on the heap or through arguments on every event,
+// and the stack of a parked stream would grow (see serve).
 func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
 	rec, body, idle, idleFor := &x.rec, x.res.Body, x.idle, x.idleFor
 	w := newChunkWriter(c)
@@ -223,6 +229,9 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 // sent, the client gets a clean error; after that, the body is cut
 // (errAnswerCut). idle, if the client asked for a stream, is reset by every
 // read, as relayStream does.
+//
+// Long (about 80 lines) for relayStream's reason: one loop per read, its
+// state in locals.
 func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
 	rec, res, idle, idleFor := &x.rec, x.res, x.idle, x.idleFor
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out

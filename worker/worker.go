@@ -81,17 +81,7 @@ func Run(ctx context.Context, o Options) error {
 	qctx, stopQueues := context.WithCancel(context.Background())
 	defer stopQueues()
 	g.Start(qctx, o.WakeRead)
-	// SIGUSR1: reopen the usage log (logrotate renamed it).
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	defer signal.Stop(usr1)
-	go func() {
-		for range usr1 {
-			if err := g.ReopenUsageLog(); err != nil {
-				o.Log.Error("reopen usage_log", "err", err)
-			}
-		}
-	}()
+	defer reopenOnUSR1(g, o.Log)()
 	if o.Control != nil {
 		go serveControl(o.Control, g, &bounds, &shutdownTimeout, o.Log)
 	}
@@ -129,6 +119,18 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	})
 
+	served := run(h, gate)
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	return drain(context.Cause(ctx), h, conns, gate, time.Duration(shutdownTimeout.Load()), o)
+}
+
+// run runs h's engine on gate in the background; the channel says how
+// it ended.
+func run(h *server.Hertz, gate *acceptGate) <-chan error {
 	served := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -150,14 +152,14 @@ func Run(ctx context.Context, o Options) error {
 		}()
 		served <- h.Run()
 	}()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	cause := context.Cause(ctx)
+	return served
+}
+
+// drain stops the worker for cause (ErrHandover, ErrGracefulStop, or
+// any other: a stop within shutdown): stop accepting, let in-flight
+// requests and streams finish, close connections as they fall quiet.
+func drain(cause error, h *server.Hertz, conns *connTracker, gate *acceptGate, shutdown time.Duration, o Options) error {
 	handover := cause == ErrHandover
-	shutdown := time.Duration(shutdownTimeout.Load())
 	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
@@ -190,6 +192,21 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// reopenOnUSR1 reopens g's usage log on each SIGUSR1 (logrotate renamed
+// it) until the returned stop.
+func reopenOnUSR1(g *proxy.Gateway, log *slog.Logger) (stop func()) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			if err := g.ReopenUsageLog(); err != nil {
+				log.Error("reopen usage_log", "err", err)
+			}
+		}
+	}()
+	return func() { signal.Stop(usr1) }
 }
 
 // ErrGracefulStop, as the cause of Run's context, asks for nginx's graceful

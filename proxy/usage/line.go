@@ -42,6 +42,9 @@ const (
 // bytes: valid UTF-8 and valid JSON whatever bytes a client or a backend
 // sent (invalid UTF-8 and lone surrogates read as U+FFFD, as encoding/json
 // reads them; nothing is written as a \u escape but a control character).
+//
+// Long (about 120 lines): one field after another in the line's order;
+// split up, the line's format would be scattered.
 func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	b = append(b, `{"time":"`...)
 	b = r.Start.UTC().AppendFormat(b, time.RFC3339Nano)
