@@ -83,7 +83,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		charge := int64(0)
 		if x.charged == 0 {
 			x.chargedPrompt = x.promptEstimate()
-			charge = x.chargedPrompt + x.key.fair.expectedRest()
+			charge = x.chargedPrompt + x.key.fair.ExpectedRest()
 		}
 		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
 			return true, e
@@ -163,7 +163,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	}
 	acancel(nil)
 	if slotOf != nil {
-		g.queues.releaseSlot(slotOf, b)
+		g.releaseSlot(slotOf, b)
 	}
 	if o.eject {
 		out := b.eject(time.Now())

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -39,7 +40,7 @@ func linkSiblings(t *routeTable) {
 				if o.b != x.b && o.b.cell != nil {
 					x.b.siblings = append(x.b.siblings, o.b.cell)
 					if o.m != x.m && o.m.queue != nil {
-						x.b.siblingQueues = append(x.b.siblingQueues, o.m.queue.cell)
+						x.b.siblingQueues = append(x.b.siblingQueues, o.m.queue.Cell())
 					}
 				}
 			}
@@ -52,7 +53,7 @@ func linkSiblings(t *routeTable) {
 // API keys are read from the environment here, once, not per request;
 // reach makes each backend's Upstream; log
 // (nil: none) is where provider keys say they went out of rotation.
-func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backends, log *slog.Logger) (*routeTable, error) {
+func compileRoutes(c *config.Config, region *shm.Region, q *queue.Set[*backendRoute], reach Backends, log *slog.Logger) (*routeTable, error) {
 	var missing []string
 	cell := func(name string) *shm.Cell {
 		c := region.Lookup(name)
@@ -71,7 +72,8 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backen
 	}
 	for _, m := range c.Models {
 		mr := compileModel(c, m, region.PrefixCapacity() > 0)
-		mr.queue = q.forModel(m.Name, cell(shm.QueueCell(m.Name)))
+		mr.queue = q.ForModel(m.Name, cell(shm.QueueCell(m.Name)))
+		mr.region = region
 		if err := mr.addBackends(m, region, reach, cell, log); err != nil {
 			return nil, err
 		}
@@ -89,10 +91,10 @@ func compileRoutes(c *config.Config, region *shm.Region, q *queues, reach Backen
 func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
 	kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
 		limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
-	kr.fair = fairKey{name: k.Name, cell: kr.cell, weight: k.Weight, priority: k.Priority}
+	kr.fair = queue.Key{Name: k.Name, Cell: kr.cell, Weight: k.Weight, Priority: k.Priority}
 	kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
-	if kr.fair.weight == 0 {
-		kr.fair.weight = config.DefaultKeyWeight
+	if kr.fair.Weight == 0 {
+		kr.fair.Weight = config.DefaultKeyWeight
 	}
 	raw, _ := hex.DecodeString(k.SHA256) // validated by config
 	copy(kr.hash[:], raw)

@@ -105,7 +105,7 @@ func (g *Gateway) end(x *exchange) {
 		x.res.Body.Close()
 	}
 	if x.slotOf != nil {
-		g.queues.releaseSlot(x.slotOf, x.backend)
+		g.releaseSlot(x.slotOf, x.backend)
 		x.slotOf = nil // a slot is given back once, whatever calls end again
 	}
 	x.releaseBlocks()
@@ -133,7 +133,7 @@ func (g *Gateway) end(x *exchange) {
 		x.adm.Release(x.rec.Usage.Total, x.rec.Usage.Found)
 	}
 	if x.charged > 0 && x.rec.Usage.Found {
-		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.Usage.Total)
+		x.key.fair.Settle(x.chargedPrompt, x.charged, x.rec.Usage.Total)
 	}
 	if x.held != nil {
 		x.held.release()

@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -56,7 +57,7 @@ type Gateway struct {
 	routes  routeState // the route table, its reloads and health checks (reload.go)
 	region  *shm.Region
 	col     int // this worker's column in every shared cell
-	queues  *queues
+	queues  *queue.Set[*backendRoute]
 	bodies  bodyStore    // request bodies kept for retries (body.go)
 	marks   workerMarks  // what the worker publishes in the region, and the fleet size it reads
 	records recorder     // usage lines, the meter, request ids
@@ -108,7 +109,7 @@ func New(o Options) (*Gateway, error) {
 	g := &Gateway{
 		region:  region,
 		col:     o.Column,
-		queues:  newQueues(o.Column, region, o.WakeWrite),
+		queues:  queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
 		log:     o.Log,
 		started: time.Now(),
 		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
@@ -152,12 +153,12 @@ func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	g.records.stopFlusher = stop
 	go g.records.usage.RunFlusher(fctx) // until Close: the last lines are flushed there
 	if wakeRead != nil {
-		go g.queues.listen(wakeRead) // only kicks the dispatcher: no cell touched
+		go g.queues.Listen(wakeRead) // only kicks the dispatcher: no cell touched
 	}
 	// These two write the region's cells: Close waits for them, so that
 	// the region can be unmapped after it.
 	g.background.Add(2)
-	go func() { defer g.background.Done(); g.queues.run(ctx) }()
+	go func() { defer g.background.Done(); g.queues.Run(ctx) }()
 	go func() { defer g.background.Done(); g.publishGenerations(ctx) }()
 }
 

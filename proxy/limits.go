@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
+	"github.com/sluice-gw/sluice/proxy/sat"
 )
 
 // promptBytesPerToken estimates a prompt's tokens from its bytes when a
@@ -26,7 +27,7 @@ func (x *exchange) promptEstimate() int64 { return max(x.promptTokens(), 1) }
 // promptTokens is promptEstimate without its floor: what the token
 // reservation adds to the output it reserves.
 func (x *exchange) promptTokens() int64 {
-	return satAdd(int64(x.scan.PromptBytes/promptBytesPerToken), x.priorTokens)
+	return sat.Add(int64(x.scan.PromptBytes/promptBytesPerToken), x.priorTokens)
 }
 
 // tokenReservation is what a request reserves on its key's token limit:
@@ -39,7 +40,7 @@ func (x *exchange) promptTokens() int64 {
 // sum that wrapped would go negative and pass every limit.
 func tokenReservation(m *modelRoute, scan *reqscan.Request, prompt int64, generates bool) int64 {
 	if !generates {
-		return max(satAdd(scan.MaxTokens, prompt), 1)
+		return max(sat.Add(scan.MaxTokens, prompt), 1)
 	}
 	each := scan.MaxTokens
 	if each <= 0 {
@@ -51,13 +52,13 @@ func tokenReservation(m *modelRoute, scan *reqscan.Request, prompt int64, genera
 	if m.maxContext > 0 {
 		each = min(each, m.maxContext) // the backend refuses more: no answer is longer
 	}
-	return max(satAdd(satMul(each, outputsOf(scan)), prompt), 1)
+	return max(sat.Add(sat.Mul(each, outputsOf(scan)), prompt), 1)
 }
 
 // outputsOf is how many answers the request generates, each up to its
 // max_tokens: n (or best_of, the larger) for each prompt of a batch.
 func outputsOf(scan *reqscan.Request) int64 {
-	return satMul(max(scan.N, 1), max(int64(scan.Prompts), 1))
+	return sat.Mul(max(scan.N, 1), max(int64(scan.Prompts), 1))
 }
 
 // fleetShare is this gateway's share of the key's limits: each divided by
@@ -119,12 +120,6 @@ func defaultOutputText(m *modelRoute) string {
 	}
 	return fmt.Sprintf("default_max_tokens (%d)", m.defaultMaxTokens)
 }
-
-// satAdd is a+b for non-negative a and b, at most math.MaxInt64.
-func satAdd(a, b int64) int64 { return admission.SatAdd(a, b) }
-
-// satMul is a×b for non-negative a and b, at most math.MaxInt64.
-func satMul(a, b int64) int64 { return admission.SatMul(a, b) }
 
 // rateLimited is the 429 of a limit's refusal, in OpenAI's shape: type
 // names the limit, Retry-After says when it may fit (none for a request

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/proxy/admission"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -27,7 +28,7 @@ func limitedGateway(t *testing.T, k config.Key) (*Gateway, *keyRoute, *modelRout
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	g := &Gateway{region: r, queues: newQueues(0, r, nil)}
+	g := &Gateway{region: r, queues: queue.NewSet[*backendRoute](0, r, nil)}
 	rt, err := compileRoutes(cfg, r, g.queues, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)

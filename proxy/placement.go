@@ -53,7 +53,7 @@ func busyAt(slots int64) int64 { return (slots + 1) / 2 }
 // Long (about 90 lines): the two rules above, and the bounds that both
 // share, read best in one place; its arrays stay on the stack.
 func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, full []bool, limit int64, keeps func(int) bool, home int, now time.Time) int {
-	region := m.queue.q.region
+	region := m.region
 	var matches [16]int
 	match := matches[:]
 	if len(order) > len(matches) {
@@ -269,7 +269,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*
 	if n > len(fulls) {
 		full = make([]bool, n)
 	}
-	regionNow := m.queue.q.region.Now()
+	regionNow := m.region.Now()
 	for i, b := range m.backends {
 		load[i], full[i] = b.load(regionNow)
 		total += load[i]

@@ -67,7 +67,7 @@ func chat(msgs ...string) string {
 // a match every backend has alike, leave the ranking deciding.
 func TestCandidatesPrefixIndex(t *testing.T) {
 	m := prefixModel(t, 3)
-	region := m.queue.q.region
+	region := m.region
 	doc := strings.Repeat("a shared document. ", 1000) // ~19 KB
 	// Cold: the ranking of the key decides.
 	const key = 42
@@ -122,7 +122,7 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 // then recorded as holding the prefix too.
 func TestCandidatesPrefixSpills(t *testing.T) {
 	m := prefixModel(t, 3)
-	region := m.queue.q.region
+	region := m.region
 	blocks := blocksOf(t, m, chat(strings.Repeat("hot prefix ", 500)))
 	hot := m.backends[1]
 	region.NotePrefix(hot.urlHash, blocks)
@@ -214,7 +214,7 @@ func BenchmarkPrefixIndex(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			region := m.queue.q.region
+			region := m.region
 			warm := m.prefixBlocks(body, &r, 0)
 			region.NotePrefix(m.backends[2].urlHash, *warm)
 			var stack [16]*backendRoute
@@ -290,7 +290,7 @@ func keyHome(t *testing.T, m *modelRoute, salt, body string) *backendRoute {
 // flight of 1, far from busy), so its turns were cut over two caches.
 func TestConversationStaysOnItsBackend(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60) // ~2.5 KB, shared
 	for c := 0; c < 20; c++ {
 		// The key's own backend is busy (4 of 8) and past the bound when
@@ -320,7 +320,7 @@ func TestConversationStaysOnItsBackend(t *testing.T) {
 // the first is idle again, rather than going back and forth.
 func TestConversationMovesWhole(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60)
 	for c := 0; c < 20; c++ {
 		first := sendTurn(t, g, m, "", conversation(system, c, 1)).candidates[0]
@@ -347,7 +347,7 @@ func TestConversationMovesWhole(t *testing.T) {
 // nothing and have another entry in the recall table.
 func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60)
 	// Every backend was sent the system prompt (as soon as requests
 	// overlap: one at a time, the first backend it was sent to draws
@@ -356,7 +356,7 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	scan, _ := reqscan.Scan([]byte(warm))
 	blocks := m.prefixBlocks([]byte(warm), &scan, saltSeed("group-a"))
 	for _, b := range m.backends {
-		m.queue.q.region.NotePrefix(b.urlHash, *blocks)
+		m.region.NotePrefix(b.urlHash, *blocks)
 	}
 	per := map[*backendRoute]int{}
 	for c := 0; c < 60; c++ {

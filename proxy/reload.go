@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/queue"
 )
 
 // routeState is the route table requests run on, and what replaces it.
@@ -65,7 +66,10 @@ func (g *Gateway) Apply(cfg *config.Config, gen int64) error {
 	g.routes.stopHealth = stopHealth
 	old.retiredAt = time.Now()
 	g.routes.retired = append(g.routes.retired, old)
-	g.queues.prune(rt)
+	g.queues.Prune(func(model string, lq *queue.Queue[*backendRoute]) bool {
+		m := rt.models[model]
+		return m != nil && m.queue == lq
+	})
 	return nil
 }
 

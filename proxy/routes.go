@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -34,7 +35,7 @@ type keyRoute struct {
 
 	cell      *shm.Cell        // limiter state and requests in flight, shared by all workers
 	limits    admission.Limits // as configured (each gateway enforces its fleetShare)
-	fair      fairKey          // its place in the queues: weight, priority, served counter
+	fair      queue.Key        // its place in the queues: weight, priority, served counter
 	cacheSalt string           // its cache group's cache_salt (groupSalt)
 }
 
@@ -55,8 +56,9 @@ type modelRoute struct {
 	total          time.Duration
 	firstToken     time.Duration // 0: off
 
-	kvSaturation     float64     // a backend above this KV-cache usage takes nothing new
-	queue            *localQueue // this worker's waiters; depth and order are shared
+	kvSaturation     float64                     // a backend above this KV-cache usage takes nothing new
+	queue            *queue.Queue[*backendRoute] // this worker's waiters; depth and order are shared
+	region           *shm.Region                 // the shared region: the prefix index, the clock
 	queueMax         int64
 	queueMaxPerKey   int64 // of queueMax, the places one key may hold (0: no bound of its own)
 	maxContext       int64 // max_context: the most tokens a request's prompt and answer take together (0: not set)

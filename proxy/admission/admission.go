@@ -16,12 +16,12 @@ package admission
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/common/utils"
 
+	"github.com/sluice-gw/sluice/proxy/sat"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -212,7 +212,7 @@ func (a *Admission) Release(usedTokens int64, reported bool) {
 		used := max(usedTokens, 0)
 		var delta int64
 		if used >= a.tokens {
-			delta = min(SatMul(used-a.tokens, perToken), MaxDebt)
+			delta = min(sat.Mul(used-a.tokens, perToken), MaxDebt)
 		} else {
 			delta = -(a.tokens - used) * perToken // at most the reservation: no overflow
 		}
@@ -223,22 +223,6 @@ func (a *Admission) Release(usedTokens int64, reported bool) {
 		a.cell.Release(a.col)
 		a.concurrent = false
 	}
-}
-
-// SatAdd is a+b for non-negative a and b, at most math.MaxInt64.
-func SatAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// SatMul is a×b for non-negative a and b, at most math.MaxInt64.
-func SatMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // setLimitHeaders sets OpenAI's x-ratelimit-limit/remaining/reset headers

@@ -9,7 +9,7 @@ package usage
 import (
 	"time"
 
-	"github.com/sluice-gw/sluice/proxy/admission"
+	"github.com/sluice-gw/sluice/proxy/sat"
 	"github.com/sluice-gw/sluice/proxy/sse"
 )
 
@@ -103,7 +103,7 @@ func (r *Record) CountUsage(promptEstimate int64) {
 	if prompt <= 0 {
 		prompt = promptEstimate
 	}
-	r.Usage = sse.Usage{Prompt: prompt, Completion: r.Generated, Total: admission.SatAdd(prompt, r.Generated), Cached: r.Usage.Cached, Found: true}
+	r.Usage = sse.Usage{Prompt: prompt, Completion: r.Generated, Total: sat.Add(prompt, r.Generated), Cached: r.Usage.Cached, Found: true}
 	r.UsageCounted = true
 }
 
