@@ -245,7 +245,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 		b = append(b, `{"id":`...)
 		b = appendJSONString(b, m.name)
 		b = append(b, `,"object":"model","created":`...)
-		b = appendInt(b, g.started.Unix())
+		b = appendInt(b, g.life.started.Unix())
 		b = append(b, `,"owned_by":"sluice"}`...)
 	}
 	b = append(b, "]}\n"...)

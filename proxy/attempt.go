@@ -24,16 +24,16 @@ import (
 // takes a slot (waiting in the queue if need be) and gives it back when
 // that attempt ends.
 func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
-	m := x.model
+	m := x.req.model
 	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
-	x.upCtx, x.cancel = upCtx, cancel
-	x.total = time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
-	x.deadline = time.Now().Add(m.total)
-	if x.scan.Stream {
-		x.idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
-		x.idleFor = m.streamIdle
+	x.up.upCtx, x.up.cancel = upCtx, cancel
+	x.timers.total = time.AfterFunc(m.attempts.total, func() { cancel(errTotalTimeout) })
+	x.timers.deadline = time.Now().Add(m.attempts.total)
+	if x.req.scan.Stream {
+		x.timers.idle = time.AfterFunc(m.attempts.streamIdle, func() { cancel(errStreamIdle) })
+		x.timers.idleFor = m.attempts.streamIdle
 	}
-	x.firstTokenArmed = x.scan.Stream && m.firstToken > 0 // opt-in, one retry at most
+	x.up.firstTokenArmed = x.req.scan.Stream && m.attempts.firstToken > 0 // opt-in, one retry at most
 	for n := 0; ; n++ {
 		if done, e := g.attempt(ctx, c, x, n); done {
 			return e
@@ -46,7 +46,7 @@ func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 // tried go last), the request sent, the answer's head read (and a
 // stream's first bytes, under first_token_deadline). done is false when
 // the request is to be tried again; else e is the client's error, or nil
-// with x.res the answer to relay.
+// with x.up.res the answer to relay.
 //
 // One function, long (about 130 lines), on purpose: its steps share the
 // attempt's slot, first-token timer and span, and every return path must
@@ -55,19 +55,19 @@ func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
 	rec := &x.rec
 	var rotated [16]*backendRoute
-	k := n % len(x.candidates)
-	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)
-	if x.pinned { // the k-th candidate and no other: it may hold the stored response
+	k := n % len(x.place.candidates)
+	order := append(append(rotated[:0], x.place.candidates[k:]...), x.place.candidates[:k]...)
+	if x.place.pinned { // the k-th candidate and no other: it may hold the stored response
 		order = order[:1]
 	}
-	if x.owners != nil {
-		x.model = x.owners[k]
-		rec.Model = x.model.name
+	if x.place.owners != nil {
+		x.req.model = x.place.owners[k]
+		rec.Model = x.req.model.name
 	}
-	m := x.model
+	m := x.req.model
 	// Until this attempt's send the body is not read: a spilled one's
 	// pages leave memory while the request waits for a slot.
-	x.held.idle()
+	x.req.held.idle()
 	var b *backendRoute
 	var slotOf *modelRoute // the model whose slot on b this attempt holds; nil: none
 	if x.api.byID {
@@ -81,14 +81,14 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		// slot (a retry's slot is the same request's): the prompt's
 		// estimate and what the key's requests use beyond it, as a rule.
 		charge := int64(0)
-		if x.charged == 0 {
-			x.chargedPrompt = x.promptEstimate()
-			charge = x.chargedPrompt + x.key.fair.ExpectedRest()
+		if x.fair.charged == 0 {
+			x.fair.chargedPrompt = x.promptEstimate()
+			charge = x.fair.chargedPrompt + x.req.key.fair.ExpectedRest()
 		}
-		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
+		if b, e = g.takeSlot(ctx, m, order, rec, x.place.pinned, x.req.key.fair, charge); e != nil {
 			return true, e
 		}
-		x.charged += charge
+		x.fair.charged += charge
 		slotOf = m
 	}
 	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
@@ -97,21 +97,21 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	rec.Tried = append(rec.Tried, b.url)
 	// An attempt is ended by closing its response (or by Do's failure);
 	// it needs a context of its own only for the first-token deadline.
-	actx, acancel := x.upCtx, noCancel
+	actx, acancel := x.up.upCtx, noCancel
 	var ft *firstTokenTimer
-	if x.firstTokenArmed {
-		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
-		ft = startFirstTokenTimer(m.firstToken, acancel)
+	if x.up.firstTokenArmed {
+		actx, acancel = context.WithCancelCause(x.up.upCtx) // this attempt only
+		ft = startFirstTokenTimer(m.attempts.firstToken, acancel)
 	}
 	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
 	sent := time.Now()
-	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.RequestID})
+	res, err := g.send(actx, c, b, upstreamCall{body: x.req.pieces, trace: traceLines, requestID: x.rec.RequestID})
 	var headers time.Duration // to the answer's head: none when it failed
 	if err == nil {
 		headers = time.Since(sent)
 	}
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
-		x.prefix, err = readFirst(res.Body, x.api.format)
+		x.up.prefix, err = readFirst(res.Body, x.api.format)
 		if !ft.arrived() {
 			err = errFirstToken
 		}
@@ -121,7 +121,7 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 			// open, its connection stayed open for good (an fd per
 			// request: TestNoLeakOnFailurePaths).
 			res.Body.Close()
-			res, x.prefix = nil, nil
+			res, x.up.prefix = nil, nil
 		}
 	}
 	ft.stop()
@@ -133,13 +133,13 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		err:        err,
 		res:        res,
 		clientGone: ctx.Err() != nil,
-		timeout:    timedOut(x.upCtx),
+		timeout:    timedOut(x.up.upCtx),
 		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
-		triesLeft:  n < m.retries,
-		holderLeft: x.pinned && n+1 < len(x.candidates),
-		holderDown: x.holderDown,
+		triesLeft:  n < m.attempts.retries,
+		holderLeft: x.place.pinned && n+1 < len(x.place.candidates),
+		holderDown: x.place.holderDown,
 		keysOut:    keysOut,
-		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
+		othersUp:   (err != nil || keysOut) && anyHealthy(x.place.candidates, b, time.Now()),
 	}
 	o := classify(x, result)
 	failure := failureOf(result)
@@ -152,11 +152,11 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		span.End(status, failureNames[failure])
 	}
 	if o.answer {
-		x.res, x.acancel, x.slotOf, x.backend = res, acancel, slotOf, b
+		x.up.res, x.up.acancel, x.up.slotOf, x.place.backend = res, acancel, slotOf, b
 		return true, nil
 	}
 	if o.holderDown != 0 {
-		x.holderDown = o.holderDown
+		x.place.holderDown = o.holderDown
 	}
 	if res != nil {
 		res.Body.Close()
@@ -174,8 +174,8 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	case o.firstTokenRetry:
 		// Nothing went to the client: cancel on this backend (it sees
 		// the close) and try the next one, once, without a deadline.
-		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
-		x.firstTokenArmed, rec.FirstTokenRetry = false, true
+		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.attempts.firstToken.String())
+		x.up.firstTokenArmed, rec.FirstTokenRetry = false, true
 	case o.retry && res != nil && res.StatusCode == http.StatusNotFound:
 		g.log.Debug("backend does not hold the stored response; asking the next", "backend", b.url)
 	case o.retry && res != nil:

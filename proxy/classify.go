@@ -76,7 +76,7 @@ type outcome struct {
 //   - Any other answer goes to the client.
 func classify(x *exchange, r attemptResult) outcome {
 	o := meaning(x, r)
-	if x.pinned && o.retry && (r.res == nil || r.res.StatusCode != http.StatusNotFound) {
+	if x.place.pinned && o.retry && (r.res == nil || r.res.StatusCode != http.StatusNotFound) {
 		o.holderDown = http.StatusBadGateway
 		if r.res != nil {
 			o.holderDown = r.res.StatusCode
@@ -91,7 +91,7 @@ func meaning(x *exchange, r attemptResult) outcome {
 	case r.clientGone && r.err != nil:
 		return outcome{fail: errClientClosed}
 	case r.timeout != nil && r.err != nil:
-		return outcome{fail: errTimeout(x.model, r.timeout)}
+		return outcome{fail: errTimeout(x.req.model, r.timeout)}
 	case r.firstToken:
 		return outcome{retry: true, firstTokenRetry: true}
 	case r.err == errReadFirst:
@@ -104,13 +104,13 @@ func meaning(x *exchange, r attemptResult) outcome {
 			return outcome{retry: true}
 		}
 		return outcome{fail: errUpstream(http.StatusBadGateway, "provider_keys_unusable",
-			fmt.Sprintf("Every provider key of the backend for model `%s` was refused or is rate limited.", x.model.name))}
+			fmt.Sprintf("Every provider key of the backend for model `%s` was refused or is rate limited.", x.req.model.name))}
 	case r.err != nil:
 		if r.triesLeft && r.othersUp {
 			return outcome{retry: true, eject: true}
 		}
 		return outcome{eject: true, fail: errUpstream(http.StatusBadGateway, "upstream_unreachable",
-			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
+			fmt.Sprintf("The backend for model `%s` could not be reached.", x.req.model.name))}
 	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
 		return outcome{retry: true}
 	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
@@ -159,9 +159,9 @@ func brokenOff(upCtx context.Context, what string, broken *apiError) *apiError {
 
 // errTimeout is the 504 for a timeout before anything reached the client.
 func errTimeout(m *modelRoute, cause error) *apiError {
-	limit := m.total
+	limit := m.attempts.total
 	if cause == errStreamIdle {
-		limit = m.streamIdle
+		limit = m.attempts.streamIdle
 	}
 	return errUpstream(http.StatusGatewayTimeout, "upstream_timeout",
 		fmt.Sprintf("The backend of model `%s` did not answer in time (%s: %s).", m.name, cause, limit))

@@ -111,14 +111,15 @@ func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
 // yet added; prefix says whether the region has a prefix index. The
 // defaults are applied again for a config built in code, not decoded.
 func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
-	mr := &modelRoute{name: m.Name, upstreamModel: m.UpstreamModel, affinity: m.Affinity, loadCap: m.AffinityLoadCap, retries: config.DefaultRetries}
+	mr := &modelRoute{name: m.Name, rewrite: rewriteRules{upstreamModel: m.UpstreamModel}, attempts: attemptRules{retries: config.DefaultRetries}}
+	mr.place.affinity, mr.place.loadCap = m.Affinity, m.AffinityLoadCap
 	if m.Affinity == "prefix" && prefix {
-		mr.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
-		mr.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
-		mr.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
+		mr.place.prefixBlock = cmp.Or(c.PrefixIndex.Block, config.DefaultPrefixBlock)
+		mr.place.prefixMax = cmp.Or(c.PrefixIndex.MaxBlocks, config.DefaultPrefixMaxBlocks)
+		mr.place.prefixSeed = affinity.PrefixSeed(cmp.Or(m.UpstreamModel, m.Name))
 	}
 	if m.Retries != nil {
-		mr.retries = *m.Retries
+		mr.attempts.retries = *m.Retries
 	}
 	if len(m.Endpoints) > 0 {
 		mr.endpoints = map[string]bool{}
@@ -126,27 +127,27 @@ func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
 			mr.endpoints[e] = true
 		}
 	}
-	mr.connect, mr.streamIdle, mr.total = time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
-	if mr.connect == 0 { // a config built in code, not decoded
-		mr.connect, mr.streamIdle, mr.total = 2*time.Second, time.Minute, 10*time.Minute
+	mr.attempts.connect, mr.attempts.streamIdle, mr.attempts.total = time.Duration(m.Timeouts.Connect), time.Duration(m.Timeouts.StreamIdle), time.Duration(m.Timeouts.Total)
+	if mr.attempts.connect == 0 { // a config built in code, not decoded
+		mr.attempts.connect, mr.attempts.streamIdle, mr.attempts.total = 2*time.Second, time.Minute, 10*time.Minute
 	}
-	mr.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
-	mr.healthPath, mr.healthInterval = m.Health.Path, time.Duration(m.Health.Interval)
-	if mr.healthPath == "" {
-		mr.healthPath, mr.healthInterval = "/health", config.DefaultHealthInterval
+	mr.attempts.firstToken = time.Duration(m.Timeouts.FirstTokenDeadline)
+	mr.health.path, mr.health.interval = m.Health.Path, time.Duration(m.Health.Interval)
+	if mr.health.path == "" {
+		mr.health.path, mr.health.interval = "/health", config.DefaultHealthInterval
 	}
-	mr.queueMax, mr.queueTimeout = int64(config.DefaultQueueMax), config.DefaultQueueTimeout
+	mr.limits.queue.Max, mr.limits.queue.Timeout = int64(config.DefaultQueueMax), config.DefaultQueueTimeout
 	if m.Queue.Max != nil {
-		mr.queueMax, mr.queueTimeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
+		mr.limits.queue.Max, mr.limits.queue.Timeout = int64(*m.Queue.Max), time.Duration(m.Queue.Timeout)
 	}
-	mr.queueMaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.queueMax)))
+	mr.limits.queue.MaxPerKey = int64(config.DefaultQueueMaxPerKey(int(mr.limits.queue.Max)))
 	if m.Queue.MaxPerKey != nil {
-		mr.queueMaxPerKey = int64(*m.Queue.MaxPerKey)
+		mr.limits.queue.MaxPerKey = int64(*m.Queue.MaxPerKey)
 	}
-	mr.maxContext = int64(m.MaxContext)
-	mr.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
-	mr.defaultMaxTokens = cmp.Or(m.DefaultMaxTokens, config.DefaultMaxTokens)
-	mr.kvSaturation = cmp.Or(m.KVSaturation, config.DefaultKVSaturation)
+	mr.limits.maxContext = int64(m.MaxContext)
+	mr.rewrite.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
+	mr.limits.defaultMaxTokens = cmp.Or(m.DefaultMaxTokens, config.DefaultMaxTokens)
+	mr.place.kvSaturation = cmp.Or(m.KVSaturation, config.DefaultKVSaturation)
 	return mr
 }
 
@@ -155,14 +156,14 @@ func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
 func (mr *modelRoute) addBackends(m config.Model, region *shm.Region, reach Backends, cell func(string) *shm.Cell, log *slog.Logger) error {
 	for _, b := range m.Backends {
 		br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
-			kvSaturation: int64(mr.kvSaturation * 1e6)}
+			kvSaturation: int64(mr.place.kvSaturation * 1e6)}
 		br.urlHash = holderHash(br.url)
-		pool, err := reach.dial(br.url, mr.connect)
+		pool, err := reach.dial(br.url, mr.attempts.connect)
 		if err != nil { // the supervisor validated it: a bug, but not a reason to crash every worker
 			return fmt.Errorf("backend %q of model %s: %w", br.url, m.Name, err)
 		}
 		br.pool = pool
-		mr.seeds = append(mr.seeds, affinity.Seed(br.url))
+		mr.place.seeds = append(mr.place.seeds, affinity.Seed(br.url))
 		if b.APIKeyEnv != "" {
 			br.authHeader = "Bearer " + os.Getenv(b.APIKeyEnv)
 		}

@@ -23,16 +23,36 @@ type exchange struct {
 	rec    usage.Record // in the exchange: one allocation a request, not two
 	routes *routeTable  // the table this request finishes on, whatever reloads come
 	body   bodyState    // how much of the request body was read: how a refusal must treat the rest
+	// What the phases find, in order: the request admitted (1–7), where
+	// it may go (8), what the fair queue charged it, its upstream exchange
+	// and the timeouts that bound it (9–11).
+	req    admitted
+	place  placement
+	fair   fairCharge
+	up     upstreamState
+	timers deadlines
+	trace  *tracing.Request // its span; nil: tracing off
+}
 
-	// Found by the phases, in order.
-	key        *keyRoute
-	adm        *admission.Admission
-	held       *bodyHold
-	payload    []byte // the request body, until the answer starts flowing
-	scan       reqscan.Request
-	model      *modelRoute
-	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
-	salt       string   // its cache_salt: its key's cache group's, with the client's mixed in
+// admitted is the request as phases 1–7 found it: its key and what its
+// limits took, its body, what the scan read, its model, the body as it
+// goes upstream.
+type admitted struct {
+	key     *keyRoute
+	adm     *admission.Admission
+	held    *bodyHold
+	payload []byte // the request body, until the answer starts flowing
+	scan    reqscan.Request
+	model   *modelRoute
+	pieces  [][]byte // the body as sent upstream: its own bytes and the edits between them
+	salt    string   // its cache_salt: its key's cache group's, with the client's mixed in
+	// priorTokens is, for a follow-up of a stored response, the tokens of
+	// the conversation it continues (the shared map's); 0 if unknown.
+	priorTokens int64
+}
+
+// placement is where the request may go (phase 8) and where it went.
+type placement struct {
 	candidates []*backendRoute
 	stack      [16]*backendRoute // candidates' storage, for the usual few backends
 	// blocks are the prompt's block hashes for the prefix index (prefix.go),
@@ -44,7 +64,7 @@ type exchange struct {
 	conv uint64
 	// owners are the candidates' models, for a request that names no
 	// model (a stored response's id): each attempt runs under its
-	// backend's model. nil: every candidate is x.model's.
+	// backend's model. nil: every candidate is x.req.model's.
 	owners []*modelRoute
 	// pinned: the request needs the one backend that holds a stored
 	// response; each attempt asks one candidate, the next after a 404.
@@ -56,38 +76,43 @@ type exchange struct {
 	// storedID is the id under which backend stored the answer (Responses
 	// with store), for the shared map; "" if none.
 	storedID string
-	// charged is the tokens the key's fair-queue finish tag was charged when
-	// the request took its first slot (chargedPrompt, its prompt's
-	// estimate, and the key's usual rest), settled against its usage at
-	// the end; 0: none yet.
-	charged, chargedPrompt int64
-	// priorTokens is, for a follow-up of a stored response, the tokens of
-	// the conversation it continues (the shared map's); 0 if unknown.
-	priorTokens int64
+}
 
-	// The upstream exchange.
-	cancel   context.CancelCauseFunc // ends the upstream request
-	upCtx    context.Context
+// fairCharge is what the key's fair-queue finish tag was charged when the
+// request took its first slot (prompt: its prompt's estimate; charged: it
+// and the key's usual rest), settled against its usage at the end; 0:
+// none yet.
+type fairCharge struct {
+	charged, chargedPrompt int64
+}
+
+// upstreamState is the request's upstream exchange.
+type upstreamState struct {
+	cancel  context.CancelCauseFunc // ends the upstream request
+	upCtx   context.Context
+	acancel context.CancelCauseFunc // the attempt's own context, if it has one
+	slotOf  *modelRoute             // the model whose slot on backend the request holds; nil: none
+	res     *http.Response
+	prefix  []byte // a stream's first bytes, read before committing to its backend; a large answer's
+	large   bool   // a whole answer past wholeAnswerMax: relayed as it arrives
+	// firstTokenArmed: this attempt runs under first_token_deadline (one
+	// retry at most: it is disarmed once it fired).
+	firstTokenArmed bool
+}
+
+// deadlines are the timeouts of the upstream exchange.
+type deadlines struct {
 	total    *time.Timer
 	deadline time.Time   // when total fires: a relay's writes to the client end then too
 	idle     *time.Timer // streams only: silence before the headers counts too
 	idleFor  time.Duration
-	acancel  context.CancelCauseFunc // the attempt's own context, if it has one
-	slotOf   *modelRoute             // the model whose slot on backend the request holds; nil: none
-	res      *http.Response
-	prefix   []byte // a stream's first bytes, read before committing to its backend; a large answer's
-	large    bool   // a whole answer past wholeAnswerMax: relayed as it arrives
-	// firstTokenArmed: this attempt runs under first_token_deadline (one
-	// retry at most: it is disarmed once it fired).
-	firstTokenArmed bool
-	trace           *tracing.Request // its span; nil: tracing off
 }
 
 // stores reports whether the backend keeps this request's answer for
 // follow-ups (the Responses API, store not false): only those ids go in the
 // shared map, so that answers nobody can follow up (store: false) do not
 // push other clients' ids out of it (issue 30, item 8).
-func (x *exchange) stores() bool { return x.api.stored && x.scan.Store }
+func (x *exchange) stores() bool { return x.api.stored && x.req.scan.Store }
 
 // bodyState is how much of a request's body the gateway has read, which
 // decides how a refusal goes out (reject).
@@ -101,42 +126,42 @@ const (
 
 // end releases what the request held and writes its usage line.
 func (g *Gateway) end(x *exchange) {
-	if x.res != nil {
-		x.res.Body.Close()
+	if x.up.res != nil {
+		x.up.res.Body.Close()
 	}
-	if x.slotOf != nil {
-		g.releaseSlot(x.slotOf, x.backend)
-		x.slotOf = nil // a slot is given back once, whatever calls end again
+	if x.up.slotOf != nil {
+		g.releaseSlot(x.up.slotOf, x.place.backend)
+		x.up.slotOf = nil // a slot is given back once, whatever calls end again
 	}
 	x.releaseBlocks()
-	if x.acancel != nil {
-		x.acancel(nil)
+	if x.up.acancel != nil {
+		x.up.acancel(nil)
 	}
-	if x.idle != nil {
-		x.idle.Stop()
+	if x.timers.idle != nil {
+		x.timers.idle.Stop()
 	}
-	if x.total != nil {
-		x.total.Stop()
+	if x.timers.total != nil {
+		x.timers.total.Stop()
 	}
-	if x.cancel != nil {
-		x.cancel(nil)
+	if x.up.cancel != nil {
+		x.up.cancel(nil)
 	}
-	if x.backend != nil && !x.api.byID && !x.api.unbilled {
+	if x.place.backend != nil && !x.api.byID && !x.api.unbilled {
 		x.rec.CountUsage(x.promptEstimate())
 	}
-	if x.storedID != "" {
+	if x.place.storedID != "" {
 		// Where the response is held, and how long its conversation is: a
 		// follow-up reserves that much (limitTokens).
-		g.remember(x.storedID, x.backend, x.rec.Usage.Total)
+		g.remember(x.place.storedID, x.place.backend, x.rec.Usage.Total)
 	}
-	if x.adm != nil {
-		x.adm.Release(x.rec.Usage.Total, x.rec.Usage.Found)
+	if x.req.adm != nil {
+		x.req.adm.Release(x.rec.Usage.Total, x.rec.Usage.Found)
 	}
-	if x.charged > 0 && x.rec.Usage.Found {
-		x.key.fair.Settle(x.chargedPrompt, x.charged, x.rec.Usage.Total)
+	if x.fair.charged > 0 && x.rec.Usage.Found {
+		x.req.key.fair.Settle(x.fair.chargedPrompt, x.fair.charged, x.rec.Usage.Total)
 	}
-	if x.held != nil {
-		x.held.release()
+	if x.req.held != nil {
+		x.req.held.release()
 	}
 	if x.routes != nil {
 		x.routes.refs.Add(-1)

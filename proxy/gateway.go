@@ -64,6 +64,12 @@ type Gateway struct {
 	tracer  tracerState  // trace.go
 	client  clientBounds // the bounds on a request's body and answer (client.go)
 	log     *slog.Logger
+	life    lifecycle
+}
+
+// lifecycle is the gateway's own life: when it began, and the background
+// work Start began that Close waits for.
+type lifecycle struct {
 	started time.Time
 	// background is the goroutines Start began that write the region.
 	background sync.WaitGroup
@@ -107,11 +113,11 @@ func New(o Options) (*Gateway, error) {
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &Gateway{
-		region:  region,
-		col:     o.Column,
-		queues:  queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
-		log:     o.Log,
-		started: time.Now(),
+		region: region,
+		col:    o.Column,
+		queues: queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
+		log:    o.Log,
+		life:   lifecycle{started: time.Now()},
 		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
 			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
 		bodies: bodyStore{col: o.Column, log: o.Log,
@@ -157,9 +163,9 @@ func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	}
 	// These two write the region's cells: Close waits for them, so that
 	// the region can be unmapped after it.
-	g.background.Add(2)
-	go func() { defer g.background.Done(); g.queues.Run(ctx) }()
-	go func() { defer g.background.Done(); g.publishGenerations(ctx) }()
+	g.life.background.Add(2)
+	go func() { defer g.life.background.Done(); g.queues.Run(ctx) }()
+	go func() { defer g.life.background.Done(); g.publishGenerations(ctx) }()
 }
 
 // Close waits for the background work Start began (whose ctx must have
@@ -167,7 +173,7 @@ func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 // flushes the spans and the usage log, and closes it. Requests still
 // running may write no more usage lines. The region may be closed after.
 func (g *Gateway) Close() {
-	g.background.Wait()
+	g.life.background.Wait()
 	g.routes.mu.Lock()
 	g.routes.stopHealth()
 	g.routes.mu.Unlock()

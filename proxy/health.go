@@ -29,7 +29,7 @@ func (b *backendRoute) healthy(now time.Time) bool {
 // passing reports whether b passes its health checks and is not ejected at
 // now: healthy, but for its provider keys.
 func (b *backendRoute) passing(now time.Time) bool {
-	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
+	return b.state.up.Load() && now.UnixNano() >= b.state.ejectedUntil.Load()
 }
 
 // probeAuth is the Authorization value b's health checks send: its
@@ -43,10 +43,10 @@ func (b *backendRoute) probeAuth() string {
 
 // eject takes b out of rotation after a connection failure.
 func (b *backendRoute) eject(now time.Time) time.Duration {
-	n := b.failures.Add(1)
+	n := b.state.failures.Add(1)
 	d := ejectMin << min(n-1, 5)
 	d = min(d, ejectMax)
-	b.ejectedUntil.Store(now.Add(d).UnixNano())
+	b.state.ejectedUntil.Store(now.Add(d).UnixNano())
 	return d
 }
 
@@ -74,23 +74,23 @@ func checkHealth(t *routeTable, probeWith Backends, log *slog.Logger) (stop func
 			go func() {
 				defer running.Done()
 				probe := func() {
-					timeout := min(m.healthInterval, 2*time.Second)
+					timeout := min(m.health.interval, 2*time.Second)
 					pctx, cancel := context.WithTimeout(ctx, timeout)
 					defer cancel()
-					status, err := send(pctx, b.url+m.healthPath, b.probeAuth())
+					status, err := send(pctx, b.url+m.health.path, b.probeAuth())
 					up := err == nil && status >= 200 && status < 300
 					if up {
-						b.failures.Store(0)
+						b.state.failures.Store(0)
 					}
-					if was := b.up.Swap(up); was != up && ctx.Err() == nil {
+					if was := b.state.up.Swap(up); was != up && ctx.Err() == nil {
 						log.Info("backend health changed", "model", m.name, "backend", b.url, "healthy", up, "err", err)
 					}
 				}
-				if !b.carried {
+				if !b.state.carried {
 					probe()
 				}
 				first.Done()
-				tick := time.NewTicker(m.healthInterval)
+				tick := time.NewTicker(m.health.interval)
 				defer tick.Stop()
 				for {
 					select {

@@ -27,7 +27,7 @@ func (x *exchange) promptEstimate() int64 { return max(x.promptTokens(), 1) }
 // promptTokens is promptEstimate without its floor: what the token
 // reservation adds to the output it reserves.
 func (x *exchange) promptTokens() int64 {
-	return sat.Add(int64(x.scan.PromptBytes/promptBytesPerToken), x.priorTokens)
+	return sat.Add(int64(x.req.scan.PromptBytes/promptBytesPerToken), x.req.priorTokens)
 }
 
 // tokenReservation is what a request reserves on its key's token limit:
@@ -44,13 +44,13 @@ func tokenReservation(m *modelRoute, scan *reqscan.Request, prompt int64, genera
 	}
 	each := scan.MaxTokens
 	if each <= 0 {
-		each = m.defaultMaxTokens
-		if m.maxContext > 0 {
-			each = max(m.maxContext-prompt, 1)
+		each = m.limits.defaultMaxTokens
+		if m.limits.maxContext > 0 {
+			each = max(m.limits.maxContext-prompt, 1)
 		}
 	}
-	if m.maxContext > 0 {
-		each = min(each, m.maxContext) // the backend refuses more: no answer is longer
+	if m.limits.maxContext > 0 {
+		each = min(each, m.limits.maxContext) // the backend refuses more: no answer is longer
 	}
 	return max(sat.Add(sat.Mul(each, outputsOf(scan)), prompt), 1)
 }
@@ -115,10 +115,10 @@ func (g *Gateway) admitTokens(c *app.RequestContext, a *admission.Admission, m *
 // defaultOutputText says what a request without max_tokens reserves to
 // generate, for the refusal's message.
 func defaultOutputText(m *modelRoute) string {
-	if m.maxContext > 0 {
-		return fmt.Sprintf("the model's max_context (%d) less the prompt", m.maxContext)
+	if m.limits.maxContext > 0 {
+		return fmt.Sprintf("the model's max_context (%d) less the prompt", m.limits.maxContext)
 	}
-	return fmt.Sprintf("default_max_tokens (%d)", m.defaultMaxTokens)
+	return fmt.Sprintf("default_max_tokens (%d)", m.limits.defaultMaxTokens)
 }
 
 // rateLimited is the 429 of a limit's refusal, in OpenAI's shape: type

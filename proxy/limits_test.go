@@ -43,7 +43,7 @@ func (g *Gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admitTokens(c, a, m, scan, (&exchange{scan: *scan}).promptTokens(), true); err != nil {
+	if err := g.admitTokens(c, a, m, scan, (&exchange{req: admitted{scan: *scan}}).promptTokens(), true); err != nil {
 		a.Release(0, false)
 		return nil, err
 	}

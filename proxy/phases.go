@@ -82,25 +82,25 @@ func (g *Gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) 
 	if !g.forward(ctx, c, x) {
 		return
 	}
-	prefix := x.prefix
-	x.prefix = nil // dead once the relay has sent it: the collector may take it
+	prefix := x.up.prefix
+	x.up.prefix = nil // dead once the relay has sent it: the collector may take it
 	// A relay's writes wait for the client's socket to take them: a client
 	// that stops reading must not hold the backend's slot and connection
 	// past timeouts.total (and a little grace, for a slow one to get the
 	// timeout's error event), so its writes fail then (client_stalled).
 	// Each write also gets send_timeout (chunkWriter.bound).
-	writeDeadline := x.deadline.Add(writeGrace)
-	if x.large {
-		g.relayLarge(ctx, x.upCtx, c, x, prefix, writeDeadline)
+	writeDeadline := x.timers.deadline.Add(writeGrace)
+	if x.up.large {
+		g.relayLarge(ctx, x.up.upCtx, c, x, prefix, writeDeadline)
 		return
 	}
 	x.rec.Stream = true
-	g.relayStream(ctx, x.upCtx, c, x, prefix, writeDeadline)
+	g.relayStream(ctx, x.up.upCtx, c, x, prefix, writeDeadline)
 }
 
 // forward runs a request's phases up to its answer: a whole answer is set
 // on the response and false returned; true means the answer is relayed as
-// it arrives — a stream (relayStream), or with x.large an answer too large
+// it arrives — a stream (relayStream), or with x.up.large an answer too large
 // to hold (relayLarge) — and x holds what the relay needs.
 func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchange) (relay bool) {
 	x.routes = g.acquireRoutes()
@@ -133,15 +133,15 @@ func (g *Gateway) authenticate(_ context.Context, c *app.RequestContext, x *exch
 	if key == nil {
 		return errUnauthorized(x.api, sent)
 	}
-	x.key, x.rec.Key = key, key.name
+	x.req.key, x.rec.Key = key, key.name
 	return nil
 }
 
 // 2. key limits: max_concurrent and requests_per_minute need nothing of
 // the body, so a key over them is refused before its upload is read.
 func (g *Gateway) limitKey(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	adm, e := g.admitKey(c, x.key)
-	x.adm = adm
+	adm, e := g.admitKey(c, x.req.key)
+	x.req.adm = adm
 	return e
 }
 
@@ -167,7 +167,7 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		x.body = bodyCut
 		return e
 	}
-	x.body, x.held = bodyRead, held
+	x.body, x.req.held = bodyRead, held
 	if e != nil {
 		return e
 	}
@@ -177,14 +177,14 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		// request ends (for a stream, minutes from now).
 		c.Request.ResetBody()
 	}
-	x.payload = body
+	x.req.payload = body
 	x.rec.BytesIn = int64(len(body))
 	return nil
 }
 
 // 4. scan: the fields the gateway acts on, read as the backend will.
 func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	scan, e := scanBody(x.payload, x.api.fields)
+	scan, e := scanBody(x.req.payload, x.api.fields)
 	if e != nil {
 		return e
 	}
@@ -193,20 +193,20 @@ func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *excha
 			return e
 		}
 	}
-	x.scan = scan
+	x.req.scan = scan
 	x.rec.Model = clip(scan.ModelName) // a model that does not exist is the client's string
 	return nil
 }
 
 // 5. route: the model, and the key's right to it.
 func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	name := x.scan.ModelName
+	name := x.req.scan.ModelName
 	m := x.routes.models[name]
 	if m == nil {
 		return errInvalid(http.StatusNotFound, "model_not_found",
 			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name))
 	}
-	if !x.key.allows(m.name) {
+	if !x.req.key.allows(m.name) {
 		return errInvalid(http.StatusForbidden, "model_not_allowed",
 			fmt.Sprintf("Your API key may not use the model `%s`.", m.name))
 	}
@@ -214,7 +214,7 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 		return errInvalid(http.StatusNotFound, "endpoint_not_served",
 			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.Path)))
 	}
-	x.model = m
+	x.req.model = m
 	return nil
 }
 
@@ -222,26 +222,26 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 // follow-up, the size of the conversation it continues, which its prompt's
 // estimate counts).
 func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+	if id := x.req.scan.PreviousResponseID; x.api.stored && id != "" {
 		// A follow-up: the backend prepends the conversation it continues.
 		if _, tokens, ok := g.recalled(id); ok {
-			x.priorTokens = tokens
+			x.req.priorTokens = tokens
 		}
 	}
 	if x.api.unbilled {
 		return nil
 	}
-	return g.admitTokens(c, x.adm, x.model, &x.scan, x.promptTokens(), x.api.generates())
+	return g.admitTokens(c, x.req.adm, x.req.model, &x.req.scan, x.promptTokens(), x.api.generates())
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between
 // the body's own bytes: nothing is copied.
 func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	rec, m, body, scan := &x.rec, x.model, x.payload, &x.scan
+	rec, m, body, scan := &x.rec, x.req.model, x.req.payload, &x.req.scan
 	rec.Messages, rec.PromptBytes = scan.Messages, scan.PromptBytes
 	rec.StreamAsked, rec.UpstreamModel = scan.Stream, m.name
-	if m.upstreamModel != "" {
-		rec.UpstreamModel = m.upstreamModel
+	if m.rewrite.upstreamModel != "" {
+		rec.UpstreamModel = m.rewrite.upstreamModel
 	}
 	if u := scan.User; u.Len() > 0 && u.Len() <= 256 {
 		rec.UserRaw = string(body[u.Start:u.End])
@@ -251,27 +251,27 @@ func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange)
 	// the client, which sees exactly what it asked for.
 	// The cache_salt of the key's group (cachegroup.go), mixed with the
 	// client's own if it sent one; it seeds placement too (pickBackends).
-	x.salt = x.key.cacheSalt
+	x.req.salt = x.req.key.cacheSalt
 	if cs := scan.CacheSalt; cs.Len() > 0 {
 		client, _ := reqscan.DecodeString(string(body[cs.Start+1 : cs.End-1]))
-		x.salt = requestSalt(x.salt, client)
+		x.req.salt = requestSalt(x.req.salt, client)
 	}
-	w := reqscan.Rewrites{UpstreamModel: m.upstreamModel}
-	if m.sendCacheSalt {
-		w.CacheSalt = x.salt
+	w := reqscan.Rewrites{UpstreamModel: m.rewrite.upstreamModel}
+	if m.rewrite.sendCacheSalt {
+		w.CacheSalt = x.req.salt
 	}
-	x.pieces, rec.UsageInjected = reqscan.RewritePieces(body, scan, w)
+	x.req.pieces, rec.UsageInjected = reqscan.RewritePieces(body, scan, w)
 	return nil
 }
 
 // 8. backend: the candidates in order of preference. The affinity key is
 // read from the body as the client sent it.
 func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	m := x.model
+	m := x.req.model
 	// Both seeded with the request's cache group (cachegroup.go): a prompt
 	// is placed by what its own group sent, never by another's.
-	seed := saltSeed(x.salt)
-	akey, hasKey := m.affinityKey(x.payload, &x.scan)
+	seed := saltSeed(x.req.salt)
+	akey, hasKey := m.affinityKey(x.req.payload, &x.req.scan)
 	if hasKey {
 		akey ^= seed
 	}
@@ -279,26 +279,26 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 	// Blocks are recorded for every request of a prefix model (the index
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
-	x.blocks = m.prefixBlocks(x.payload, &x.scan, seed)
+	x.place.blocks = m.prefixBlocks(x.req.payload, &x.req.scan, seed)
 	// A conversation (a request of a prefix model placed by its key, not
 	// by "user") is remembered where each of its turns goes, from its
 	// first, however short (the recall table; notePrefix).
-	if hasKey && m.prefixMax > 0 && x.scan.User.Len() == 0 {
-		x.conv = affinity.ConversationEntry(akey)
+	if hasKey && m.place.prefixMax > 0 && x.req.scan.User.Len() == 0 {
+		x.place.conv = affinity.ConversationEntry(akey)
 	}
 	var q *prefixQuery
-	if x.blocks != nil {
-		x.rec.PrefixBlocks = len(*x.blocks)
-		if x.scan.User.Len() == 0 {
-			q = &prefixQuery{blocks: *x.blocks, conv: x.conv}
-			q.shared, q.history = m.conversationShape(x.payload, &x.scan, len(q.blocks))
+	if x.place.blocks != nil {
+		x.rec.PrefixBlocks = len(*x.place.blocks)
+		if x.req.scan.User.Len() == 0 {
+			q = &prefixQuery{blocks: *x.place.blocks, conv: x.place.conv}
+			q.shared, q.history = m.conversationShape(x.req.payload, &x.req.scan, len(q.blocks))
 		}
 	}
-	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])
+	x.place.candidates = m.candidates(akey, hasKey, q, x.place.stack[:0])
 	if q != nil {
 		x.rec.PrefixMatched = q.matched
 	}
-	if len(x.candidates) == 0 {
+	if len(x.place.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
 		if wait, ok := m.keysRest(g.region.Now()); ok {
@@ -308,9 +308,9 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 		}
 		return e
 	}
-	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+	if id := x.req.scan.PreviousResponseID; x.api.stored && id != "" {
 		g.holderFirst(id, x, m.lists)
-		x.pinned = true
+		x.place.pinned = true
 	}
 	return nil
 }
@@ -318,11 +318,11 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 // 11. respond: the answer's head, and a whole answer's body. A stream, or
 // an answer too large to hold, is relayed by serve (relay true).
 func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *apiError) {
-	rec, res := &x.rec, x.res
+	rec, res := &x.rec, x.up.res
 	// From here the response flows to the client and no retry can need the
 	// request body: let it go (for a stream, minutes before the end).
-	x.payload, x.pieces = nil, nil
-	x.held.release()
+	x.req.payload, x.req.pieces = nil, nil
+	x.req.held.release()
 	x.releaseBlocks()
 
 	rec.Status = res.StatusCode
@@ -340,7 +340,7 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	var err error
 	switch n := res.ContentLength; {
 	case n > wholeAnswerMax:
-		x.large = true // not read here at all
+		x.up.large = true // not read here at all
 		return true, nil
 	case n > 0: // read into one buffer of its size (ReadFull's last read sees the end: the connection goes back to its pool)
 		data = make([]byte, n)
@@ -348,15 +348,15 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	default: // no length given (or 0: read to see its end): read up to the bound
 		data, err = io.ReadAll(io.LimitReader(res.Body, wholeAnswerMax+1))
 		if err == nil && len(data) > wholeAnswerMax {
-			x.prefix, x.large = data, true
+			x.up.prefix, x.up.large = data, true
 			return true, nil
 		}
 	}
 	if err != nil {
 		// Headers have not left yet: the client can still get a clean error.
 		c.Response.Header.Reset()
-		if to := timedOut(x.upCtx); to != nil {
-			return false, errTimeout(x.model, to)
+		if to := timedOut(x.up.upCtx); to != nil {
+			return false, errTimeout(x.req.model, to)
 		}
 		return false, errUpstream(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the connection before the response was complete.")
@@ -366,7 +366,7 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	switch {
 	case !x.api.byID: // a stored response fetched again is not billed again
 		if id := x.api.readAnswer(rec, data); x.stores() {
-			x.storedID = id // remembered by end, with its usage
+			x.place.storedID = id // remembered by end, with its usage
 		}
 	case methodOf(c) == http.MethodDelete && res.StatusCode/100 == 2:
 		g.region.Forget(storedKey(c.Param("id"))) // deleted: nothing to route to

@@ -101,7 +101,7 @@ func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, ful
 	}
 	// Placed afresh: of the backends within the bound that hold about the
 	// longest run (within matchSlack of it), the first choices in the
-	// ranking, and of those the one that carries least (m.sent).
+	// ranking, and of those the one that carries least (m.place.sent).
 	top := -1
 	for k, i := range order {
 		if match[k] >= 0 && !full[i] && load[i] < limit {
@@ -117,13 +117,13 @@ func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, ful
 	if len(order) > len(sents) {
 		sent = make([]float64, len(order))
 	}
-	m.sentMu.Lock()
-	if len(m.sent) == len(order) {
-		copy(sent, m.sent)
+	m.place.sentMu.Lock()
+	if len(m.place.sent) == len(order) {
+		copy(sent, m.place.sent)
 	} else {
 		clear(sent)
 	}
-	m.sentMu.Unlock()
+	m.place.sentMu.Unlock()
 	first, picked := -1, 0
 	for k, i := range order {
 		if picked == choices {
@@ -141,19 +141,19 @@ func (m *modelRoute) placeByIndex(q *prefixQuery, order []int, load []int64, ful
 	return first
 }
 
-// noteSent counts blocks prompt blocks sent to backend b in m.sent.
+// noteSent counts blocks prompt blocks sent to backend b in m.place.sent.
 func (m *modelRoute) noteSent(b *backendRoute, blocks int) {
-	m.sentMu.Lock()
-	if len(m.sent) != len(m.backends) {
-		m.sent = make([]float64, len(m.backends))
+	m.place.sentMu.Lock()
+	if len(m.place.sent) != len(m.backends) {
+		m.place.sent = make([]float64, len(m.backends))
 	}
 	for i, o := range m.backends {
-		m.sent[i] -= m.sent[i] / sentWindow
+		m.place.sent[i] -= m.place.sent[i] / sentWindow
 		if o == b {
-			m.sent[i] += float64(blocks)
+			m.place.sent[i] += float64(blocks)
 		}
 	}
-	m.sentMu.Unlock()
+	m.place.sentMu.Unlock()
 }
 
 // affinityKey returns the request's affinity key and whether it has one:
@@ -166,11 +166,11 @@ func (m *modelRoute) noteSent(b *backendRoute, blocks int) {
 // the key of its first.
 func (m *modelRoute) affinityKey(body []byte, r *reqscan.Request) (uint64, bool) {
 	switch {
-	case m.affinity == "none":
+	case m.place.affinity == "none":
 		return 0, false
 	case r.User.Len() > 0:
 		return affinity.Key(body[r.User.Start:r.User.End]), true
-	case m.affinity != "prefix":
+	case m.place.affinity != "prefix":
 		return 0, false
 	}
 	head := r.Instructions
@@ -235,7 +235,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*
 		return dst
 	}
 	if !hasKey {
-		start := int(m.next.Add(1)-1) % n
+		start := int(m.place.next.Add(1)-1) % n
 		for i := 0; i < n; i++ {
 			if b := m.backends[(start+i)%n]; b.healthy(now) {
 				dst = append(dst, b)
@@ -248,7 +248,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*
 	if n > len(stack) {
 		order = make([]int, n)
 	}
-	order = affinity.Rank(key, m.seeds, order)
+	order = affinity.Rank(key, m.place.seeds, order)
 	// The ranking is over every backend (so keys do not move when another
 	// backend goes down and comes back); unhealthy ones are skipped.
 	healthy := 0
@@ -274,7 +274,7 @@ func (m *modelRoute) candidates(key uint64, hasKey bool, q *prefixQuery, dst []*
 		load[i], full[i] = b.load(regionNow)
 		total += load[i]
 	}
-	limit := int64(affinity.LoadCap(m.loadCap, int(total), max(healthy, 1)))
+	limit := int64(affinity.LoadCap(m.place.loadCap, int(total), max(healthy, 1)))
 	// A backend keeps its keys until it is saturated for real: never
 	// while it is full (its slots, or its KV cache past kv_saturation: it
 	// would queue work another backend could start now), and past the even

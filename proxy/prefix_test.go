@@ -220,9 +220,9 @@ func BenchmarkPrefixIndex(b *testing.B) {
 			var stack [16]*backendRoute
 			b.ReportAllocs()
 			for b.Loop() {
-				x := exchange{blocks: m.prefixBlocks(body, &r, 0)}
-				c := m.candidates(7, true, &prefixQuery{blocks: *x.blocks}, stack[:0])
-				region.NotePrefix(c[0].urlHash, *x.blocks)
+				x := exchange{place: placement{blocks: m.prefixBlocks(body, &r, 0)}}
+				c := m.candidates(7, true, &prefixQuery{blocks: *x.place.blocks}, stack[:0])
+				region.NotePrefix(c[0].urlHash, *x.place.blocks)
 				x.releaseBlocks()
 			}
 		})
@@ -247,11 +247,11 @@ func sendTurn(t *testing.T, g *Gateway, m *modelRoute, salt, body string) *excha
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &exchange{api: apis[0], model: m, payload: []byte(body), scan: scan, salt: salt}
+	x := &exchange{api: apis[0], req: admitted{model: m, payload: []byte(body), scan: scan, salt: salt}}
 	if e := g.pickBackends(context.Background(), nil, x); e != nil {
 		t.Fatal(e)
 	}
-	g.notePrefix(x, x.candidates[0])
+	g.notePrefix(x, x.place.candidates[0])
 	x.releaseBlocks()
 	return x
 }
@@ -297,7 +297,7 @@ func TestConversationStaysOnItsBackend(t *testing.T) {
 		// the conversation starts: it starts elsewhere.
 		own := keyHome(t, m, "", conversation(system, c, 1))
 		own.cell.Add(0, 4)
-		home := sendTurn(t, g, m, "", conversation(system, c, 1)).candidates[0]
+		home := sendTurn(t, g, m, "", conversation(system, c, 1)).place.candidates[0]
 		own.cell.Add(0, -4)
 		if home == own {
 			t.Fatalf("conversation %d started on its key's backend while that was busy", c)
@@ -307,7 +307,7 @@ func TestConversationStaysOnItsBackend(t *testing.T) {
 		// conversation stays there.
 		home.cell.Add(0, 1)
 		for turn := 2; turn <= 4; turn++ {
-			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).candidates[0]; b != home {
+			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).place.candidates[0]; b != home {
 				t.Fatalf("conversation %d: turn 1 on %s, turn %d on %s (its key's: %s)", c, home.url, turn, b.url, own.url)
 			}
 		}
@@ -323,18 +323,18 @@ func TestConversationMovesWhole(t *testing.T) {
 	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60)
 	for c := 0; c < 20; c++ {
-		first := sendTurn(t, g, m, "", conversation(system, c, 1)).candidates[0]
-		if b := sendTurn(t, g, m, "", conversation(system, c, 2)).candidates[0]; b != first {
+		first := sendTurn(t, g, m, "", conversation(system, c, 1)).place.candidates[0]
+		if b := sendTurn(t, g, m, "", conversation(system, c, 2)).place.candidates[0]; b != first {
 			t.Fatalf("conversation %d: turn 1 on %s, turn 2 on %s", c, first.url, b.url)
 		}
 		first.cell.Add(0, 4) // busy, past the bound
-		moved := sendTurn(t, g, m, "", conversation(system, c, 3)).candidates[0]
+		moved := sendTurn(t, g, m, "", conversation(system, c, 3)).place.candidates[0]
 		first.cell.Add(0, -4)
 		if moved == first {
 			t.Fatalf("conversation %d stayed on a busy backend past the bound", c)
 		}
 		for turn := 4; turn <= 6; turn++ {
-			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).candidates[0]; b != moved {
+			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).place.candidates[0]; b != moved {
 				t.Fatalf("conversation %d moved to %s at turn 3, went to %s at turn %d", c, moved.url, b.url, turn)
 			}
 		}
@@ -360,10 +360,10 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	}
 	per := map[*backendRoute]int{}
 	for c := 0; c < 60; c++ {
-		b := sendTurn(t, g, m, "group-a", conversation(system, c, 1)).candidates[0]
+		b := sendTurn(t, g, m, "group-a", conversation(system, c, 1)).place.candidates[0]
 		per[b]++
 		for turn := 2; turn <= 3; turn++ {
-			if sendTurn(t, g, m, "group-a", conversation(system, c, turn)).candidates[0] != b {
+			if sendTurn(t, g, m, "group-a", conversation(system, c, turn)).place.candidates[0] != b {
 				t.Fatalf("conversation %d left its backend", c)
 			}
 		}
@@ -376,8 +376,8 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	}
 	a := sendTurn(t, g, m, "group-a", conversation(system, 7, 4))
 	b := sendTurn(t, g, m, "group-b", conversation(system, 7, 4))
-	if a.conv == 0 || b.conv == 0 || a.conv == b.conv {
-		t.Fatalf("conversation entries %x and %x for two cache groups", a.conv, b.conv)
+	if a.place.conv == 0 || b.place.conv == 0 || a.place.conv == b.place.conv {
+		t.Fatalf("conversation entries %x and %x for two cache groups", a.place.conv, b.place.conv)
 	}
 	if a.rec.PrefixMatched == 0 || b.rec.PrefixMatched != 0 {
 		t.Fatalf("prefix matched: %d blocks in the group that sent them, %d in another", a.rec.PrefixMatched, b.rec.PrefixMatched)

@@ -68,7 +68,7 @@ const doneWait = 5 * time.Millisecond
 // would move to a struct on the heap or through arguments on every event,
 // and the stack of a parked stream would grow (see serve).
 func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, body, idle, idleFor := &x.rec, x.res.Body, x.idle, x.idleFor
+	rec, body, idle, idleFor := &x.rec, x.up.res.Body, x.timers.idle, x.timers.idleFor
 	w := newChunkWriter(c)
 	w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 	waiter, _ := body.(dataWaiter)
@@ -114,8 +114,8 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		}
 		if stored && ev.ResponseID != "" {
 			// Its holder at once (end records its conversation's size).
-			x.storedID = ev.ResponseID
-			g.remember(ev.ResponseID, x.backend, 0)
+			x.place.storedID = ev.ResponseID
+			g.remember(ev.ResponseID, x.place.backend, 0)
 			stored = false // once: its later events repeat the id
 		}
 		if !whole {
@@ -233,7 +233,7 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 // Long (about 80 lines) for relayStream's reason: one loop per read, its
 // state in locals.
 func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, res, idle, idleFor := &x.rec, x.res, x.idle, x.idleFor
+	rec, res, idle, idleFor := &x.rec, x.up.res, x.timers.idle, x.timers.idleFor
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
 	answer := sse.NewAnswerReaderAs(x.api.format)
 	writeFailed := false
@@ -304,7 +304,7 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		rec.Usage = answer.Usage()
 		rec.FinishReason = answer.FinishReason()
 		if x.stores() {
-			x.storedID = answer.ResponseID() // remembered by end, with its usage
+			x.place.storedID = answer.ResponseID() // remembered by end, with its usage
 		}
 	}
 	// The end of the body, here under the write deadline rather than by

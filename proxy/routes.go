@@ -41,34 +41,54 @@ type keyRoute struct {
 
 // modelRoute is one entry of models[].
 type modelRoute struct {
-	name           string
-	upstreamModel  string
-	backends       []*backendRoute
-	seeds          []uint64 // affinity.Seed of each backend, same order
-	affinity       string   // prefix | user | none
-	loadCap        float64
-	next           atomic.Uint32 // round-robin cursor (affinity none, or no key)
-	retries        int           // further attempts before the first byte
-	healthPath     string
-	healthInterval time.Duration
-	connect        time.Duration // connect timeout of its backends' pools
-	streamIdle     time.Duration
-	total          time.Duration
-	firstToken     time.Duration // 0: off
+	name      string
+	backends  []*backendRoute
+	endpoints map[string]bool             // the APIs it serves, by apiSpec name (models[].endpoints); nil: all
+	queue     *queue.Queue[*backendRoute] // this worker's waiters; depth and order are shared
+	region    *shm.Region                 // the shared region: the prefix index, the clock
+	limits    modelLimits
+	attempts  attemptRules
+	health    healthCheck
+	rewrite   rewriteRules
+	place     placer
+}
 
-	kvSaturation     float64                     // a backend above this KV-cache usage takes nothing new
-	queue            *queue.Queue[*backendRoute] // this worker's waiters; depth and order are shared
-	region           *shm.Region                 // the shared region: the prefix index, the clock
-	queueMax         int64
-	queueMaxPerKey   int64 // of queueMax, the places one key may hold (0: no bound of its own)
-	maxContext       int64 // max_context: the most tokens a request's prompt and answer take together (0: not set)
-	sendCacheSalt    bool  // cache_salt: send each request's salt to the backends
-	queueTimeout     time.Duration
-	defaultMaxTokens int64
-	// endpoints are the APIs it serves, by apiSpec name (models[].endpoints);
-	// nil: all.
-	endpoints map[string]bool
+// modelLimits bound what a request of the model may take.
+type modelLimits struct {
+	queue            queue.Limits // queue.max, queue.max_per_key, queue.timeout
+	maxContext       int64        // max_context: the most tokens a request's prompt and answer take together (0: not set)
+	defaultMaxTokens int64        // default_max_tokens: what a token limit reserves without max_tokens
+}
 
+// attemptRules are how its requests go upstream.
+type attemptRules struct {
+	retries    int           // further attempts before the first byte
+	connect    time.Duration // connect timeout of its backends' pools
+	streamIdle time.Duration
+	total      time.Duration
+	firstToken time.Duration // 0: off
+}
+
+// healthCheck is its backends' active health check.
+type healthCheck struct {
+	path     string
+	interval time.Duration
+}
+
+// rewriteRules are its edits of the body as it goes upstream.
+type rewriteRules struct {
+	upstreamModel string // "" : the name as sent
+	sendCacheSalt bool   // cache_salt: send each request's salt to the backends
+}
+
+// placer is how the model's requests are placed on its backends
+// (placement.go), and what this worker remembers of where they went.
+type placer struct {
+	seeds        []uint64 // affinity.Seed of each backend, same order
+	affinity     string   // prefix | user | none
+	loadCap      float64
+	next         atomic.Uint32 // round-robin cursor (affinity none, or no key)
+	kvSaturation float64       // a backend above this KV-cache usage takes nothing new
 	// The prefix index (affinity prefix, with a region that has one): a
 	// request's prompt in blocks of prefixBlock bytes, at most prefixMax
 	// of them, chained from prefixSeed (the upstream model's name);
@@ -107,12 +127,19 @@ type backendRoute struct {
 	// kvSaturation, in millionths: above it the backend takes nothing new.
 	kvSaturation int64
 
+	state backendState // in rotation or not (health.go)
+
+	meter atomic.Pointer[backendSeries] // its /metrics series, resolved on first use
+}
+
+// backendState is whether a backend is in rotation: its active checks'
+// verdict and its passive ejection, carried over a reload for a backend
+// that stays.
+type backendState struct {
 	up           atomic.Bool  // the last active health check passed
 	ejectedUntil atomic.Int64 // unix ns: out of rotation until then (passive ejection)
 	failures     atomic.Int32 // connection failures since the last passing check
-	carried      bool         // health state carried over from the table a reload replaced
-
-	meter atomic.Pointer[backendSeries] // its /metrics series, resolved on first use
+	carried      bool         // carried over from the table a reload replaced
 }
 
 // load is the backend's slots in use: this gateway's requests in flight
@@ -153,11 +180,11 @@ func (t *routeTable) carryHealth(old *routeTable) {
 		for _, b := range m.backends {
 			for _, ob := range om.backends {
 				if ob.url == b.url {
-					b.up.Store(ob.up.Load())
-					b.ejectedUntil.Store(ob.ejectedUntil.Load())
-					b.failures.Store(ob.failures.Load())
-					b.carried = true
-					if m.connect == om.connect {
+					b.state.up.Store(ob.state.up.Load())
+					b.state.ejectedUntil.Store(ob.state.ejectedUntil.Load())
+					b.state.failures.Store(ob.state.failures.Load())
+					b.state.carried = true
+					if m.attempts.connect == om.attempts.connect {
 						b.pool.Close()
 						b.pool = ob.pool
 					}

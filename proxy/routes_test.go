@@ -154,7 +154,7 @@ func mustCompile(t testing.TB, c *config.Config) *routeTable {
 func allUp(rt *routeTable) {
 	for _, m := range rt.order {
 		for _, b := range m.backends {
-			b.up.Store(true)
+			b.state.up.Store(true)
 		}
 	}
 }
@@ -170,21 +170,21 @@ func TestCandidatesSkipUnhealthy(t *testing.T) {
 	allUp(rt)
 	m := rt.models["m"]
 	home := m.candidates(7, true, nil, nil)[0]
-	home.up.Store(false)
+	home.state.up.Store(false)
 	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("unhealthy home still a candidate: %v", c)
 	}
-	home.up.Store(true)
+	home.state.up.Store(true)
 	home.eject(time.Now())
 	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("ejected home still a candidate")
 	}
-	home.ejectedUntil.Store(0)
+	home.state.ejectedUntil.Store(0)
 	if m.candidates(7, true, nil, nil)[0] != home {
 		t.Fatal("home not back")
 	}
 	for _, b := range m.backends {
-		b.up.Store(false)
+		b.state.up.Store(false)
 	}
 	if c := m.candidates(7, true, nil, nil); len(c) != 0 {
 		t.Fatalf("candidates with every backend down: %d", len(c))

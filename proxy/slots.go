@@ -36,8 +36,7 @@ func (b *backendRoute) Cell() *shm.Cell { return b.cell }
 // back with releaseSlot.
 func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usage.Record, pinned bool, key queue.Key, tokens int64) (*backendRoute, *apiError) {
 	rec.Priority = key.Priority
-	b, wait, err := g.queues.Take(ctx, m.queue, cands, pinned, key, tokens,
-		queue.Limits{Max: m.queueMax, MaxPerKey: m.queueMaxPerKey, Timeout: m.queueTimeout})
+	b, wait, err := g.queues.Take(ctx, m.queue, cands, pinned, key, tokens, m.limits.queue)
 	if wait.Queued {
 		if !rec.Queued {
 			rec.QueueBegan = wait.Began
@@ -64,17 +63,17 @@ func queueError(m *modelRoute, err error) *apiError {
 		return errClientClosed
 	case queue.ErrTimeout:
 		e := errServer(http.StatusServiceUnavailable, "queue_timeout",
-			fmt.Sprintf("Every backend of model `%s` stayed busy for the queue timeout of %s. Retry shortly.", m.name, m.queueTimeout))
+			fmt.Sprintf("Every backend of model `%s` stayed busy for the queue timeout of %s. Retry shortly.", m.name, m.limits.queue.Timeout))
 		e.retryAfter = "1"
 		return e
 	case queue.ErrKeyFull:
 		return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_key_full",
 			message: fmt.Sprintf("Every backend of model `%s` is busy and your key already has %d requests waiting, its share of the queue. Retry when one has finished.",
-				m.name, m.queueMaxPerKey),
+				m.name, m.limits.queue.MaxPerKey),
 			retryAfter: "1", source: usage.SourceGateway}
 	}
 	return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
-		message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
+		message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.limits.queue.Max),
 		retryAfter: "1", source: usage.SourceGateway}
 }
 

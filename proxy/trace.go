@@ -64,8 +64,8 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 	// (unknown otherwise, as the meter labels it): a client's model string
 	// must not make span names without bound.
 	model := meter.UnknownModel
-	if x.model != nil {
-		model = x.model.name
+	if x.req.model != nil {
+		model = x.req.model.name
 	}
 	x.trace.End(tracing.Outcome{
 		Operation: op, RequestModel: model, ResponseModel: rec.UpstreamModel,

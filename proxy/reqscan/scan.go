@@ -30,7 +30,10 @@ type Span struct{ Start, End int }
 func (s Span) Len() int { return s.End - s.Start }
 
 // Request is what one scan found. Spans point into the scanned body; a
-// zero Span means the field is absent (or was not read: see Read).
+// zero Span means the field is absent (or was not read: see Read). One
+// flat record of the fields the gateway reads (more than the ~10 fields a
+// type of sluice's has otherwise): grouped, each phase would reach into
+// the groups for the same fields.
 type Request struct {
 	Read         Fields // what the scan read beyond model: the set ScanWith was given
 	Model        Span   // raw value of "model" (a JSON string, quotes included)

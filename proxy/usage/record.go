@@ -14,7 +14,9 @@ import (
 )
 
 // Record is what the usage line says about one request, filled in by the
-// pipeline's phases as the request goes.
+// pipeline's phases as the request goes: one field per field of the line
+// (AppendLine writes them in order), flat as the line is — the one type
+// of the pipeline with far more than ~10 fields, on purpose.
 type Record struct {
 	RequestID  string    // the gateway's id of the request (X-Request-Id)
 	Start      time.Time // when its head was read
