@@ -15,8 +15,8 @@ import (
 
 // Record is what the usage line says about one request, filled in by the
 // pipeline's phases as the request goes: one field per field of the line
-// (AppendLine writes them in order), flat as the line is — the one type
-// of the pipeline with far more than ~10 fields, on purpose.
+// (AppendLine writes them in order), flat as the line is: far more than
+// the ~10 fields a type of sluice's has otherwise, on purpose.
 type Record struct {
 	RequestID  string    // the gateway's id of the request (X-Request-Id)
 	Start      time.Time // when its head was read
