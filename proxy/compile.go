@@ -53,7 +53,7 @@ func linkSiblings(t *routeTable) {
 // API keys are read from the environment here, once, not per request;
 // reach makes each backend's Upstream; log
 // (nil: none) is where provider keys say they went out of rotation.
-func compileRoutes(c *config.Config, region *shm.Region, q *queue.Set[*backendRoute], reach Backends, log *slog.Logger) (*routeTable, error) {
+func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute], reach Backends, log *slog.Logger) (*routeTable, error) {
 	var missing []string
 	cell := func(name string) *shm.Cell {
 		c := region.Lookup(name)
@@ -153,7 +153,7 @@ func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
 
 // addBackends adds the routes of m's backends to mr, each with its cell
 // (found by cell), its Upstream (made by reach) and its provider keys.
-func (mr *modelRoute) addBackends(m config.Model, region *shm.Region, reach Backends, cell func(string) *shm.Cell, log *slog.Logger) error {
+func (mr *modelRoute) addBackends(m config.Model, region Region, reach Backends, cell func(string) *shm.Cell, log *slog.Logger) error {
 	for _, b := range m.Backends {
 		br := &backendRoute{url: strings.TrimSuffix(b.URL, "/"), slots: int64(b.Slots), cell: cell(shm.BackendCell(m.Name, b.URL)),
 			kvSaturation: int64(mr.place.kvSaturation * 1e6)}
@@ -177,7 +177,7 @@ func (mr *modelRoute) addBackends(m config.Model, region *shm.Region, reach Back
 
 // providerKeys is the provkeys.Set of backend b of model: its api_keys_env
 // values and their cells (nil when a cell is missing: compileRoutes fails).
-func providerKeys(region *shm.Region, model string, b config.Backend, cell func(string) *shm.Cell, log *slog.Logger) *provkeys.Set {
+func providerKeys(region Region, model string, b config.Backend, cell func(string) *shm.Cell, log *slog.Logger) *provkeys.Set {
 	values := make([]string, len(b.APIKeysEnv))
 	cells := make([]*shm.Cell, len(b.APIKeysEnv))
 	for i, env := range b.APIKeysEnv {

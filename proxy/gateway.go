@@ -51,11 +51,29 @@ type Options struct {
 	UsageSink io.Writer
 }
 
+// Region is what the pipeline uses of the shared region besides the
+// cells' own methods: the cells by name, its clock and configuration
+// generation, the bounded map of stored responses and conversations
+// (Remember, Recall, Forget) and the prefix index. *shm.Region is the
+// one a worker passes (Options.Region: the meter's tables are read from
+// it too); PrivateRegion makes one of this process alone.
+type Region interface {
+	Lookup(name string) *shm.Cell
+	Now() int64
+	Generation() int64
+	Remember(key, val uint64)
+	Recall(key uint64) (val uint64, ok bool)
+	Forget(key uint64)
+	NotePrefix(backend uint64, blocks []uint64)
+	PrefixMatch(backend uint64, blocks []uint64) int
+	PrefixCapacity() int
+}
+
 // Gateway is the state a worker's request handlers share, each part in a
 // type of its own that owns it.
 type Gateway struct {
 	routes  routeState // the route table, its reloads and health checks (reload.go)
-	region  *shm.Region
+	region  Region
 	col     int // this worker's column in every shared cell
 	queues  *queue.Set[*backendRoute]
 	bodies  bodyStore    // request bodies kept for retries (body.go)

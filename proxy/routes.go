@@ -45,7 +45,7 @@ type modelRoute struct {
 	backends  []*backendRoute
 	endpoints map[string]bool             // the APIs it serves, by apiSpec name (models[].endpoints); nil: all
 	queue     *queue.Queue[*backendRoute] // this worker's waiters; depth and order are shared
-	region    *shm.Region                 // the shared region: the prefix index, the clock
+	region    Region                      // the shared region: the prefix index, the clock
 	limits    modelLimits
 	attempts  attemptRules
 	health    healthCheck
