@@ -45,6 +45,11 @@ type Options struct {
 	// Backends is how the gateway reaches its backends (zero: over the
 	// network).
 	Backends Backends
+	// Clock, when set, is the region's clock as the pipeline reads it (the
+	// limits' and the queue's time, provider keys' rests) in place of
+	// Region's own: a test's, to move time by hand. Timeouts run on the
+	// runtime's timers whatever it says.
+	Clock Clock
 	// UsageSink, when set, takes the usage lines whatever usage_log says,
 	// and keeps them across reloads (a test, a program embedding the
 	// pipeline). Each Write is whole lines.
@@ -68,6 +73,18 @@ type Region interface {
 	PrefixMatch(backend uint64, blocks []uint64) int
 	PrefixCapacity() int
 }
+
+// Clock is a clock on the region's time base: nanoseconds since its epoch.
+type Clock interface{ Now() int64 }
+
+// clockedRegion is a region read through another clock (Options.Clock).
+type clockedRegion struct {
+	*shm.Region
+	clock Clock
+}
+
+// Now is the other clock's.
+func (r clockedRegion) Now() int64 { return r.clock.Now() }
 
 // Gateway is the state a worker's request handlers share, each part in a
 // type of its own that owns it.
@@ -120,7 +137,11 @@ type recorder struct {
 // New builds the gateway of o.Config over o.Region and runs its first
 // round of health checks; Start begins its background work, Close ends it.
 func New(o Options) (*Gateway, error) {
-	cfg, region := o.Config, o.Region
+	cfg := o.Config
+	var region Region = o.Region
+	if o.Clock != nil {
+		region = clockedRegion{o.Region, o.Clock}
+	}
 	ulog, err := usage.Open(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
 	if err != nil {
 		return nil, fmt.Errorf("usage_log: %w", err)
@@ -136,7 +157,7 @@ func New(o Options) (*Gateway, error) {
 		queues: queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
 		log:    o.Log,
 		life:   lifecycle{started: time.Now()},
-		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(region, o.Column)),
+		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(o.Region, o.Column)),
 			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
 		bodies: bodyStore{col: o.Column, log: o.Log,
 			bytes: region.Lookup(shm.BodyBytesCell), spilled: region.Lookup(shm.BodySpillCell)},

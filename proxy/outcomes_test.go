@@ -455,13 +455,31 @@ func limitOutcomes() []clientCase {
 				t.Fatalf("first request: %d", a.res.StatusCode)
 			}
 			return func() {}
-		}, req: chatReq("rpm", "m1", ""), status: 429, code: "rate_limit_exceeded", retryAfter: "*", upstream: 1,
+		}, req: chatReq("rpm", "m1", ""), status: 429, code: "rate_limit_exceeded", retryAfter: "60", upstream: 1,
 			check: func(t *testing.T, _ *pipeline, a answer) {
 				if a.res.Header.Get("X-Ratelimit-Limit-Requests") != "1" || a.res.Header.Get("X-Ratelimit-Remaining-Requests") != "0" {
 					t.Errorf("x-ratelimit headers: %v", a.res.Header)
 				}
 				wantType(t, a, "requests")
 			}},
+		// The region's clock is the test's: the limit refills when it is
+		// moved on, and not before.
+		{name: "rate_limit_exceeded/requests_refill", send: func(t *testing.T, p *pipeline) answer {
+			if a := p.do(chatReq("rpm", "m1", "")); a.res.StatusCode != 200 {
+				t.Fatalf("first request: %d", a.res.StatusCode)
+			}
+			p.clock.advance(59 * time.Second)
+			a := p.do(chatReq("rpm", "m1", ""))
+			if a.res.StatusCode != 429 || a.res.Header.Get("Retry-After") != "1" || a.res.Header.Get("X-Ratelimit-Reset-Requests") != "1s" {
+				t.Fatalf("59 s later: %d, Retry-After %q, reset %q", a.res.StatusCode, a.res.Header.Get("Retry-After"), a.res.Header.Get("X-Ratelimit-Reset-Requests"))
+			}
+			p.clock.advance(time.Second)
+			return p.do(chatReq("rpm", "m1", ""))
+		}, status: 200, upstream: 2, check: func(t *testing.T, _ *pipeline, a answer) {
+			if a.res.Header.Get("X-Ratelimit-Remaining-Requests") != "0" || a.res.Header.Get("X-Ratelimit-Reset-Requests") != "1m0s" {
+				t.Errorf("headers after the refill: %v", a.res.Header)
+			}
+		}},
 		{name: "rate_limit_exceeded/requests_messages", before: func(t *testing.T, p *pipeline) func() {
 			p.do(chatReq("rpm", "m1", ""))
 			return func() {}

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,11 +302,20 @@ const downURL = "http://down.test:8000"
 // pipeline is a gateway in this process and the backends it reaches.
 type pipeline struct {
 	t        *testing.T
+	clock    *testClock // the region's time as the pipeline reads it: moved by hand
 	g        *Gateway
 	engine   *route.Engine
 	backends map[string]*scriptedBackend
 	lines    *lineSink
 }
+
+// testClock is a Clock that moves only when told.
+type testClock struct{ now atomic.Int64 }
+
+func (c *testClock) Now() int64 { return c.now.Load() }
+
+// advance moves the clock on by d.
+func (c *testClock) advance(d time.Duration) { c.now.Add(int64(d)) }
 
 // lineSink collects the usage lines.
 type lineSink struct {
@@ -398,8 +408,10 @@ func newPipeline(t *testing.T, yml string, scripts map[string]backendScript) *pi
 			return 0, fmt.Errorf("no scripted backend for %s", url)
 		},
 	}
+	p.clock = &testClock{}
+	p.clock.now.Store(region.Now())
 	g, err := New(Options{Config: cfg, Generation: 1, Region: region, Log: slog.New(slog.DiscardHandler),
-		Backends: reach, UsageSink: p.lines})
+		Backends: reach, UsageSink: p.lines, Clock: p.clock})
 	if err != nil {
 		region.Close()
 		t.Fatalf("gateway: %v", err)
