@@ -142,7 +142,11 @@ func New(o Options) (*Gateway, error) {
 	if o.Clock != nil {
 		region = clockedRegion{o.Region, o.Clock}
 	}
-	ulog, err := usage.Open(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
+	dest := cfg.UsageLog
+	if o.UsageSink != nil {
+		dest = "off" // no file opened for lines that go to the sink
+	}
+	ulog, err := usage.Open(dest, o.Slot, time.Duration(cfg.UsageLogFlush))
 	if err != nil {
 		return nil, fmt.Errorf("usage_log: %w", err)
 	}

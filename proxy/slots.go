@@ -28,6 +28,10 @@ func (b *backendRoute) Acquire(col int, regionNow int64) bool {
 // Cell is b's cell in the shared region (queue.Backend).
 func (b *backendRoute) Cell() *shm.Cell { return b.cell }
 
+// SiblingQueues are the queue cells of the other models that list b's
+// server (queue.Backend).
+func (b *backendRoute) SiblingQueues() []*shm.Cell { return b.siblingQueues }
+
 // takeSlot returns a backend from cands whose slot this request of key now
 // holds, at once or after its turn in m's queue (queue.Set.Take: the key
 // is charged tokens as it asks, refunded if it never gets a slot), and
@@ -47,13 +51,16 @@ func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendR
 	if err != nil {
 		return nil, queueError(m, err)
 	}
-	rec.Handoff, rec.Served = wait.Handoff, queue.ServedTokens(wait.Start)
+	if wait.Queued { // a retry that finds a slot at once keeps the hand-off of the wait before
+		rec.Handoff = wait.Handoff
+	}
+	rec.Served = queue.ServedTokens(wait.Start)
 	return b, nil
 }
 
 // releaseSlot gives back a slot of backend b taken for model m.
 func (g *Gateway) releaseSlot(m *modelRoute, b *backendRoute) {
-	g.queues.Release(m.queue, b, b.siblingQueues)
+	g.queues.Release(m.queue, b)
 }
 
 // queueError is the client's error for a refusal of m's queue.

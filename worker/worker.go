@@ -77,6 +77,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Deferred in this order so that they run in the other: the queues'
+	// context ends first, then Close, which waits for the work Start began
+	// under it (Close before stopQueues would wait for ever).
 	defer g.Close()
 	qctx, stopQueues := context.WithCancel(context.Background())
 	defer stopQueues()

@@ -83,6 +83,7 @@ type testBackend struct {
 func (b *testBackend) Healthy(time.Time) bool        { return b.up.Load() }
 func (b *testBackend) Acquire(col int, _ int64) bool { return b.cell.Acquire(col, b.slots) }
 func (b *testBackend) Cell() *shm.Cell               { return b.cell }
+func (b *testBackend) SiblingQueues() []*shm.Cell    { return nil }
 
 // takeSlot asks worker col's queue for a slot on cands.
 func (r *queueRig) takeSlot(col int, ctx context.Context, cands []*testBackend, pinned bool, key Key, tokens int64) (*testBackend, error) {
@@ -91,7 +92,7 @@ func (r *queueRig) takeSlot(col int, ctx context.Context, cands []*testBackend, 
 }
 
 // release gives back a slot of b taken in worker col.
-func (r *queueRig) release(col int, b *testBackend) { r.set[col].Release(r.lq[col], b, nil) }
+func (r *queueRig) release(col int, b *testBackend) { r.set[col].Release(r.lq[col], b) }
 
 // taken is the end of one takeSlot call.
 type taken struct {

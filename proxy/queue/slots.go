@@ -26,6 +26,10 @@ type Backend interface {
 	// Cell is its cell in the shared region: the gauge of its slots
 	// (given back by Release) and when one was last released.
 	Cell() *shm.Cell
+	// SiblingQueues are the queue cells of the other models that list the
+	// same server: its load counts their requests, so a slot it frees may
+	// be one their waiters can take.
+	SiblingQueues() []*shm.Cell
 }
 
 // Clock is the region's clock (*shm.Region's Now), in nanoseconds.
@@ -70,18 +74,16 @@ func (q *Set[B]) TrySlot(cands []B) (B, bool) {
 }
 
 // Release gives back a slot of backend b taken for a request of lq's
-// model and, while requests wait for it, wakes the worker holding the
-// oldest of them. siblings are the queue cells of the other models that
-// list the same server (its load counts their requests: their waiters
-// may take this slot too, else they wait for the tick).
-func (q *Set[B]) Release(lq *Queue[B], b B, siblings []*shm.Cell) {
+// model and, while requests wait for it or for b's sibling queues, wakes
+// the worker holding the oldest of them (else they wait for the tick).
+func (q *Set[B]) Release(lq *Queue[B], b B) {
 	b.Cell().Release(q.col)
 	atomic.StoreInt64(b.Cell().Scalar(shm.LastRelease), q.clock.Now())
 	q.wakeOldest(lq.cell)
 	if lq.pinnedN.Load() > 0 {
 		q.wake(q.col) // this worker's pinned waiters, outside the marks
 	}
-	for _, qc := range siblings {
+	for _, qc := range b.SiblingQueues() {
 		q.wakeOldest(qc)
 	}
 }
@@ -133,7 +135,7 @@ func (q *Set[B]) Take(ctx context.Context, lq *Queue[B], cands []B, pinned bool,
 		got = true
 	case <-ctx.Done():
 		if b, got = lq.leave(w); got {
-			q.Release(lq, b, nil)
+			q.Release(lq, b)
 			got = false
 		}
 		key.Refund(tokens) // never served: the client had gone
