@@ -38,7 +38,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzRewriteModel$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/usage -run '^$$' -fuzz '^FuzzUsageLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/reqscan -run '^$$' -fuzz '^FuzzScanVLLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzSplitter$$' -fuzztime $(FUZZTIME)
@@ -50,7 +50,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
-	$(GO) test -tags $(TAGS) ./proxy -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./proxy/admission -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)
 
 # The screenshot of the status page in docs/operations.md (docs/img/status-page.png), taken
 # by its browser test in headless Chromium (apt-get install chromium).

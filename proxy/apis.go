@@ -8,9 +8,14 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/app/server"
+	hconfig "github.com/cloudwego/hertz/pkg/common/config"
+	"github.com/cloudwego/hertz/pkg/route"
+
+	"github.com/sluice-gw/sluice/config"
 
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // apiSpec describes one API the gateway proxies: everything in which a
@@ -90,8 +95,47 @@ func (a *apiSpec) generates() bool {
 	return a.fields&(reqscan.FieldMaxTokens|reqscan.FieldMaxCompletionTokens|reqscan.FieldMaxOutputTokens) != 0
 }
 
-// Register adds the routes of every API to h.
-func (g *Gateway) Register(h *server.Hertz) {
+// Mount makes e serve the pipeline: its Server header, the answer to
+// Expect: 100-continue (MayContinue), the middleware first (the worker's)
+// and CheckHead before every handler, and the routes of every API
+// (register). e is built with ServerOptions.
+func (g *Gateway) Mount(e *route.Engine, first ...app.HandlerFunc) {
+	e.Name = "sluice" // the Server header
+	e.ContinueHandler = g.MayContinue
+	e.Use(append(first, g.CheckHead)...)
+	g.register(e)
+}
+
+// ServerOptions are the hertz options the pipeline's handlers are written
+// for: how a request is read and answered. The worker adds its own (the
+// listener, the transport, its timeouts); an in-process test uses these
+// alone.
+func ServerOptions(cfg *config.Config) []hconfig.Option {
+	return []hconfig.Option{
+		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
+		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
+		// A request's body buffer goes back to hertz's shared pool when
+		// reset, not kept in its context (released as soon as the body is
+		// read: readRequest).
+		server.WithMaxKeepBodySize(0),
+		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
+		// The whole head; a line of it is bounded by CheckHead.
+		server.WithMaxHeaderBytes(MaxHeadBytes),
+		// hertz would otherwise read a multipart/form-data body whole,
+		// into memory and files, before any handler runs: before the key
+		// is checked and unbounded by max_body. The body is the proxy's
+		// to read (or refuse), whatever its content type.
+		server.WithDisablePreParseMultipartForm(true),
+		server.WithDisablePrintRoute(true),
+		// "/v1/models/" is an unknown URL (404 with a request id and a
+		// usage line), not a redirect answered by hertz itself.
+		server.WithRedirectTrailingSlash(false),
+		server.WithHandleMethodNotAllowed(true),
+	}
+}
+
+// register adds the routes of every API to h.
+func (g *Gateway) register(h *route.Engine) {
 	for _, a := range apis {
 		serve := func(ctx context.Context, c *app.RequestContext) { g.serve(ctx, c, a) }
 		methods := a.methods
@@ -147,9 +191,9 @@ func errUnauthorized(a *apiSpec, sent bool) *apiError {
 
 // readAnswer records what a whole answer says of its usage and finish,
 // and returns the id under which the backend stored it ("" if none).
-func (a *apiSpec) readAnswer(rec *usageRecord, data []byte) (storedID string) {
-	rec.usage = sse.BodyUsageAs(a.format, data)
-	rec.finishReason = sse.BodyFinishReason(a.format, data)
+func (a *apiSpec) readAnswer(rec *usage.Record, data []byte) (storedID string) {
+	rec.Usage = sse.BodyUsageAs(a.format, data)
+	rec.FinishReason = sse.BodyFinishReason(a.format, data)
 	if a.stored {
 		storedID = sse.BodyResponseID(a.format, data)
 	}
@@ -187,7 +231,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 		g.refuseUnread(c, rec, errUnauthorized(modelList, sent), openAIErrors)
 		return
 	}
-	rec.key = key.name
+	rec.Key = key.name
 	b := append(make([]byte, 0, 256), `{"object":"list","data":[`...)
 	first := true
 	for _, m := range routes.order {
@@ -201,15 +245,15 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 		b = append(b, `{"id":`...)
 		b = appendJSONString(b, m.name)
 		b = append(b, `,"object":"model","created":`...)
-		b = appendInt(b, g.started.Unix())
+		b = appendInt(b, g.life.started.Unix())
 		b = append(b, `,"owned_by":"sluice"}`...)
 	}
 	b = append(b, "]}\n"...)
-	rec.status = http.StatusOK
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	rec.Status = http.StatusOK
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	c.Response.Header.SetContentType("application/json")
 	c.Response.SetBodyRaw(b)
-	rec.bytesOut = int64(len(b))
+	rec.BytesOut = int64(len(b))
 }
 
 // notFound answers every path the gateway does not serve (with a request

@@ -2,11 +2,8 @@ package proxy
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,16 +24,16 @@ import (
 // takes a slot (waiting in the queue if need be) and gives it back when
 // that attempt ends.
 func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
-	m := x.model
+	m := x.req.model
 	upCtx, cancel := context.WithCancelCause(ctx) // ends the upstream request on every return path
-	x.upCtx, x.cancel = upCtx, cancel
-	x.total = time.AfterFunc(m.total, func() { cancel(errTotalTimeout) })
-	x.deadline = time.Now().Add(m.total)
-	if x.scan.Stream {
-		x.idle = time.AfterFunc(m.streamIdle, func() { cancel(errStreamIdle) })
-		x.idleFor = m.streamIdle
+	x.up.upCtx, x.up.cancel = upCtx, cancel
+	x.timers.total = time.AfterFunc(m.attempts.total, func() { cancel(errTotalTimeout) })
+	x.timers.deadline = time.Now().Add(m.attempts.total)
+	if x.req.scan.Stream {
+		x.timers.idle = time.AfterFunc(m.attempts.streamIdle, func() { cancel(errStreamIdle) })
+		x.timers.idleFor = m.attempts.streamIdle
 	}
-	x.firstTokenArmed = x.scan.Stream && m.firstToken > 0 // opt-in, one retry at most
+	x.up.firstTokenArmed = x.req.scan.Stream && m.attempts.firstToken > 0 // opt-in, one retry at most
 	for n := 0; ; n++ {
 		if done, e := g.attempt(ctx, c, x, n); done {
 			return e
@@ -49,23 +46,28 @@ func (g *Gateway) callUpstream(ctx context.Context, c *app.RequestContext, x *ex
 // tried go last), the request sent, the answer's head read (and a
 // stream's first bytes, under first_token_deadline). done is false when
 // the request is to be tried again; else e is the client's error, or nil
-// with x.res the answer to relay.
+// with x.up.res the answer to relay.
+//
+// One function, long (about 130 lines), on purpose: its steps share the
+// attempt's slot, first-token timer and span, and every return path must
+// give them back in order; split up, that order would be spread over
+// several functions and their returns.
 func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchange, n int) (done bool, e *apiError) {
 	rec := &x.rec
 	var rotated [16]*backendRoute
-	k := n % len(x.candidates)
-	order := append(append(rotated[:0], x.candidates[k:]...), x.candidates[:k]...)
-	if x.pinned { // the k-th candidate and no other: it may hold the stored response
+	k := n % len(x.place.candidates)
+	order := append(append(rotated[:0], x.place.candidates[k:]...), x.place.candidates[:k]...)
+	if x.place.pinned { // the k-th candidate and no other: it may hold the stored response
 		order = order[:1]
 	}
-	if x.owners != nil {
-		x.model = x.owners[k]
-		rec.model = x.model.name
+	if x.place.owners != nil {
+		x.req.model = x.place.owners[k]
+		rec.Model = x.req.model.name
 	}
-	m := x.model
+	m := x.req.model
 	// Until this attempt's send the body is not read: a spilled one's
 	// pages leave memory while the request waits for a slot.
-	x.held.idle()
+	x.req.held.idle()
 	var b *backendRoute
 	var slotOf *modelRoute // the model whose slot on b this attempt holds; nil: none
 	if x.api.byID {
@@ -79,37 +81,37 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		// slot (a retry's slot is the same request's): the prompt's
 		// estimate and what the key's requests use beyond it, as a rule.
 		charge := int64(0)
-		if x.charged == 0 {
-			x.chargedPrompt = x.promptEstimate()
-			charge = x.chargedPrompt + x.key.fair.expectedRest()
+		if x.fair.charged == 0 {
+			x.fair.chargedPrompt = x.promptEstimate()
+			charge = x.fair.chargedPrompt + x.req.key.fair.ExpectedRest()
 		}
-		if b, e = g.takeSlot(ctx, m, order, rec, x.pinned, x.key.fair, charge); e != nil {
+		if b, e = g.takeSlot(ctx, m, order, rec, x.place.pinned, x.req.key.fair, charge); e != nil {
 			return true, e
 		}
-		x.charged += charge
+		x.fair.charged += charge
 		slotOf = m
 	}
 	g.notePrefix(x, b) // this backend is sent the prompt: the index says so from now
-	rec.backend = b.url
-	rec.attempts++
-	rec.tried = append(rec.tried, b.url)
+	rec.Backend = b.url
+	rec.Attempts++
+	rec.Tried = append(rec.Tried, b.url)
 	// An attempt is ended by closing its response (or by Do's failure);
 	// it needs a context of its own only for the first-token deadline.
-	actx, acancel := x.upCtx, noCancel
+	actx, acancel := x.up.upCtx, noCancel
 	var ft *firstTokenTimer
-	if x.firstTokenArmed {
-		actx, acancel = context.WithCancelCause(x.upCtx) // this attempt only
-		ft = startFirstTokenTimer(m.firstToken, acancel)
+	if x.up.firstTokenArmed {
+		actx, acancel = context.WithCancelCause(x.up.upCtx) // this attempt only
+		ft = startFirstTokenTimer(m.attempts.firstToken, acancel)
 	}
 	span, traceLines := x.trace.StartAttempt(n, b.url, nil)
 	sent := time.Now()
-	res, err := g.send(actx, c, b, upstreamCall{body: x.pieces, trace: traceLines, requestID: x.rec.requestID})
+	res, err := g.send(actx, c, b, upstreamCall{body: x.req.pieces, trace: traceLines, requestID: x.rec.RequestID})
 	var headers time.Duration // to the answer's head: none when it failed
 	if err == nil {
 		headers = time.Since(sent)
 	}
 	if err == nil && ft != nil && res.StatusCode == http.StatusOK && isEventStream(res) {
-		x.prefix, err = readFirst(res.Body, x.api.format)
+		x.up.prefix, err = readFirst(res.Body, x.api.format)
 		if !ft.arrived() {
 			err = errFirstToken
 		}
@@ -119,29 +121,29 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 			// open, its connection stayed open for good (an fd per
 			// request: TestNoLeakOnFailurePaths).
 			res.Body.Close()
-			res, x.prefix = nil, nil
+			res, x.up.prefix = nil, nil
 		}
 	}
 	ft.stop()
 	if res != nil {
-		rec.upstreamCode, rec.headersAt = res.StatusCode, time.Since(rec.start)
+		rec.UpstreamCode, rec.HeadersAt = res.StatusCode, time.Since(rec.Start)
 	}
 	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
 	result := attemptResult{
 		err:        err,
 		res:        res,
 		clientGone: ctx.Err() != nil,
-		timeout:    timedOut(x.upCtx),
+		timeout:    timedOut(x.up.upCtx),
 		firstToken: ft != nil && (err == errFirstToken || context.Cause(actx) == errFirstToken),
-		triesLeft:  n < m.retries,
-		holderLeft: x.pinned && n+1 < len(x.candidates),
-		holderDown: x.holderDown,
+		triesLeft:  n < m.attempts.retries,
+		holderLeft: x.place.pinned && n+1 < len(x.place.candidates),
+		holderDown: x.place.holderDown,
 		keysOut:    keysOut,
-		othersUp:   (err != nil || keysOut) && anyHealthy(x.candidates, b, time.Now()),
+		othersUp:   (err != nil || keysOut) && anyHealthy(x.place.candidates, b, time.Now()),
 	}
 	o := classify(x, result)
 	failure := failureOf(result)
-	g.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
+	g.records.meter.meterAttempt(b, m.name, n, headers, failure, o.eject)
 	if span != nil {
 		status := 0
 		if res != nil {
@@ -150,18 +152,18 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		span.End(status, failureNames[failure])
 	}
 	if o.answer {
-		x.res, x.acancel, x.slotOf, x.backend = res, acancel, slotOf, b
+		x.up.res, x.up.acancel, x.up.slotOf, x.place.backend = res, acancel, slotOf, b
 		return true, nil
 	}
 	if o.holderDown != 0 {
-		x.holderDown = o.holderDown
+		x.place.holderDown = o.holderDown
 	}
 	if res != nil {
 		res.Body.Close()
 	}
 	acancel(nil)
 	if slotOf != nil {
-		g.queues.releaseSlot(slotOf, b)
+		g.releaseSlot(slotOf, b)
 	}
 	if o.eject {
 		out := b.eject(time.Now())
@@ -172,8 +174,8 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	case o.firstTokenRetry:
 		// Nothing went to the client: cancel on this backend (it sees
 		// the close) and try the next one, once, without a deadline.
-		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.firstToken.String())
-		x.firstTokenArmed, rec.firstTokenRetry = false, true
+		g.log.Warn("first token deadline passed; retrying on the next backend", "backend", b.url, "deadline", m.attempts.firstToken.String())
+		x.up.firstTokenArmed, rec.FirstTokenRetry = false, true
 	case o.retry && res != nil && res.StatusCode == http.StatusNotFound:
 		g.log.Debug("backend does not hold the stored response; asking the next", "backend", b.url)
 	case o.retry && res != nil:
@@ -182,129 +184,8 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 	return !o.retry, o.fail
 }
 
-// attemptResult is what one attempt came to, as classify reads it.
-type attemptResult struct {
-	err        error          // sending, or reading a stream's first bytes, failed
-	res        *http.Response // the backend's answer (nil when err)
-	clientGone bool           // the client went away
-	timeout    error          // the gateway's own timeout that ended the request, if one did
-	firstToken bool           // first_token_deadline passed before the stream's first bytes
-	triesLeft  bool           // the model's retries allow another attempt
-	holderLeft bool           // a candidate not asked yet may hold the stored response the request needs
-	holderDown int            // a candidate asked before failed otherwise than with a 404 (its status; 502: no answer): it may hold the stored response
-	keysOut    bool           // the backend answered, and has no provider key usable now (its last one was rate limited)
-	othersUp   bool           // another candidate is in rotation (read only when the attempt failed, or keysOut)
-}
-
-// outcome is what an attempt's result means. answer: the backend's
-// answer goes to the client, whatever its status. Else retry says whether
-// another attempt follows, eject whether this backend leaves rotation
-// (passive health), and fail is the client's error when none follows.
-type outcome struct {
-	answer          bool
-	retry           bool
-	firstTokenRetry bool
-	eject           bool
-	fail            *apiError
-	// holderDown: a request that needs a stored response moves on from a
-	// candidate that failed without saying it lacks the response (its
-	// status; 502: no answer): that candidate may be the holder, and the
-	// others' 404 must not be the client's answer.
-	holderDown int
-}
-
-// classify decides what an attempt's result means: the one place where a
-// failure's status, code and source (client, upstream, gateway) are set,
-// and whether it may be retried or eject the backend (pingora-error's
-// ErrorSource and retry flag, as one function).
-//
-//   - The client left while the attempt failed: nothing more (499).
-//   - The gateway's own timeout (total, stream idle): 504, never retried —
-//     the time is spent — and never an ejection: the backend is slow, not
-//     down.
-//   - first_token_deadline passed: retried once on the next backend,
-//     beyond retries; no ejection.
-//   - A stream that ended before its first byte: 502; not retried (the
-//     backend took the request; running it twice could bill twice).
-//   - No connection or no answer's head: the backend is ejected, and the
-//     request retried while retries last and a candidate is in rotation
-//     (else it would wait for the ejected one); else 502.
-//   - No provider key of the backend usable (api_keys_env: every key
-//     refused, or resting after a 429): the next backend while retries
-//     last, without an ejection; else 502.
-//   - A 404 to a request that needs a stored response (recall.go): the
-//     next candidate may hold it, beyond retries, until all were asked;
-//     no ejection. The last 404 goes to the client — unless a candidate
-//     failed otherwise (429, 5xx, no answer): it may be the holder, so
-//     the client gets that status (stored_response_unavailable), which
-//     says to try again, not that the response does not exist.
-//   - An answer of 429 or 5xx (retryableStatus): retried while retries
-//     last, else relayed as the backend gave it. From a backend left
-//     without a usable provider key (a last 429), only on another
-//     candidate in rotation: the same backend is out of candidacy, and
-//     the retry would wait in the queue until its keys' rest ends.
-//   - Any other answer goes to the client.
-func classify(x *exchange, r attemptResult) outcome {
-	o := meaning(x, r)
-	if x.pinned && o.retry && (r.res == nil || r.res.StatusCode != http.StatusNotFound) {
-		o.holderDown = http.StatusBadGateway
-		if r.res != nil {
-			o.holderDown = r.res.StatusCode
-		}
-	}
-	return o
-}
-
-// meaning is classify's table, one case per row of its comment.
-func meaning(x *exchange, r attemptResult) outcome {
-	switch {
-	case r.clientGone && r.err != nil:
-		return outcome{fail: errClientClosed}
-	case r.timeout != nil && r.err != nil:
-		return outcome{fail: errTimeout(x.model, r.timeout)}
-	case r.firstToken:
-		return outcome{retry: true, firstTokenRetry: true}
-	case r.err == errReadFirst:
-		return outcome{fail: errUpstream(http.StatusBadGateway, "upstream_failed",
-			"The backend closed the stream before its first event.")}
-	case r.err == errNoProviderKey:
-		// Not the backend's failure: its keys are out (it is out of
-		// rotation for as long, by healthy), so no ejection.
-		if r.triesLeft && r.othersUp {
-			return outcome{retry: true}
-		}
-		return outcome{fail: errUpstream(http.StatusBadGateway, "provider_keys_unusable",
-			fmt.Sprintf("Every provider key of the backend for model `%s` was refused or is rate limited.", x.model.name))}
-	case r.err != nil:
-		if r.triesLeft && r.othersUp {
-			return outcome{retry: true, eject: true}
-		}
-		return outcome{eject: true, fail: errUpstream(http.StatusBadGateway, "upstream_unreachable",
-			fmt.Sprintf("The backend for model `%s` could not be reached.", x.model.name))}
-	case r.res.StatusCode == http.StatusNotFound && r.holderLeft:
-		return outcome{retry: true}
-	case r.res.StatusCode == http.StatusNotFound && r.holderDown != 0:
-		return outcome{fail: errUpstream(r.holderDown, "stored_response_unavailable",
-			fmt.Sprintf("A backend that may hold the stored response is unavailable (%d) and no other holds it; try again later.", r.holderDown))}
-	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
-		return outcome{retry: true}
-	}
-	return outcome{answer: true}
-}
-
-// isEventStream reports whether a backend answer is an SSE stream.
-func isEventStream(res *http.Response) bool {
-	return strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
-}
-
 // noCancel is the cancel of an attempt without a context of its own.
 func noCancel(error) {}
-
-// errFirstToken: a stream's first event did not arrive by first_token_deadline.
-var errFirstToken = errors.New("first token deadline")
-
-// errReadFirst: a stream ended before its first byte.
-var errReadFirst = errors.New("stream ended before its first byte")
 
 // readFirst reads a stream's first bytes: for a Responses stream, on to
 // its first content event (up to firstMax bytes), since vLLM sends
@@ -383,49 +264,6 @@ func (ft *firstTokenTimer) stop() {
 	}
 }
 
-// Causes of an upstream request ended by the gateway's own timeouts.
-var (
-	errTotalTimeout = errors.New("total timeout")
-	errStreamIdle   = errors.New("stream idle timeout")
-)
-
-// timedOut returns which timeout ended the upstream request, if one did.
-func timedOut(upCtx context.Context) error {
-	switch c := context.Cause(upCtx); c {
-	case errTotalTimeout, errStreamIdle:
-		return c
-	}
-	return nil
-}
-
-// brokenOff is the error of an answer (what: "stream", "answer") that ended
-// after it began: the gateway's timeout if one ended it, else broken.
-func brokenOff(upCtx context.Context, what string, broken *apiError) *apiError {
-	if to := timedOut(upCtx); to != nil {
-		return errUpstream(http.StatusGatewayTimeout, "upstream_timeout", "The "+what+" was stopped: "+to.Error()+".")
-	}
-	return broken
-}
-
-// errTimeout is the 504 for a timeout before anything reached the client.
-func errTimeout(m *modelRoute, cause error) *apiError {
-	limit := m.total
-	if cause == errStreamIdle {
-		limit = m.streamIdle
-	}
-	return errUpstream(http.StatusGatewayTimeout, "upstream_timeout",
-		fmt.Sprintf("The backend of model `%s` did not answer in time (%s: %s).", m.name, cause, limit))
-}
-
-// retryableStatus: answers worth another backend — overload, and server
-// errors (vLLM answers 500/503 while it restarts or runs out of memory).
-func retryableStatus(code int) bool {
-	return code == http.StatusTooManyRequests || code >= 500
-}
-
-// statusClientClosed is nginx's 499: the client closed the connection.
-const statusClientClosed = 499
-
 // send sends the attempt's request to b. A backend with provider keys
 // (api_keys_env) gets the next key in rotation; one the provider refuses
 // (401/403) or rate limits (429) is reported, and the request goes again
@@ -466,9 +304,6 @@ func (g *Gateway) send(ctx context.Context, c *app.RequestContext, b *backendRou
 		res.Body.Close()
 	}
 }
-
-// errNoProviderKey: none of a backend's provider keys can be used now.
-var errNoProviderKey = errors.New("no provider key usable")
 
 // upstreamCall is what one attempt sends besides the client's headers.
 type upstreamCall struct {
@@ -516,13 +351,3 @@ func methodOf(c *app.RequestContext) string {
 
 // headerPool holds the buffers the forwarded header lines are built in.
 var headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// anyHealthy reports whether one of bs other than but is in rotation at now.
-func anyHealthy(bs []*backendRoute, but *backendRoute, now time.Time) bool {
-	for _, b := range bs {
-		if b != but && b.healthy(now) {
-			return true
-		}
-	}
-	return false
-}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // TestClassify pins what every kind of attempt outcome means: the one
 // table of retry, ejection and the client's error.
 func TestClassify(t *testing.T) {
-	x := &exchange{model: &modelRoute{name: "m"}}
+	x := &exchange{req: admitted{model: &modelRoute{name: "m"}}}
 	answer := func(code int) *http.Response { return &http.Response{StatusCode: code} }
 	up, down := true, false
 	refused := errors.New("connection refused")
@@ -58,7 +59,7 @@ func TestClassify(t *testing.T) {
 // A pinned request (a stored response's) that moves on from a candidate
 // failing otherwise than with a 404 notes that candidate may be the holder.
 func TestClassifyNotesPossibleHolder(t *testing.T) {
-	x := &exchange{model: &modelRoute{name: "m", retries: 2}, pinned: true}
+	x := &exchange{req: admitted{model: &modelRoute{name: "m", attempts: attemptRules{retries: 2}}}, place: placement{pinned: true}}
 	for _, tc := range []struct {
 		r    attemptResult
 		want int
@@ -72,7 +73,7 @@ func TestClassifyNotesPossibleHolder(t *testing.T) {
 			t.Errorf("%+v: holderDown %d, want %d", tc.r, got, tc.want)
 		}
 	}
-	x.pinned = false
+	x.place.pinned = false
 	if got := classify(x, attemptResult{res: &http.Response{StatusCode: 503}, triesLeft: true}).holderDown; got != 0 {
 		t.Errorf("an unpinned request noted a holder: %d", got)
 	}
@@ -80,15 +81,15 @@ func TestClassifyNotesPossibleHolder(t *testing.T) {
 
 // TestErrorSources checks whose fault each of the attempt's failures is.
 func TestErrorSources(t *testing.T) {
-	x := &exchange{model: &modelRoute{name: "m"}}
+	x := &exchange{req: admitted{model: &modelRoute{name: "m"}}}
 	for _, tc := range []struct {
 		r    attemptResult
-		want errSource
+		want usage.Source
 	}{
-		{attemptResult{err: errReadFirst, othersUp: false}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), othersUp: false}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), timeout: errStreamIdle}, sourceUpstream},
-		{attemptResult{err: errors.New("x"), clientGone: true}, sourceClient},
+		{attemptResult{err: errReadFirst, othersUp: false}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), othersUp: false}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), timeout: errStreamIdle}, usage.SourceUpstream},
+		{attemptResult{err: errors.New("x"), clientGone: true}, usage.SourceClient},
 	} {
 		if got := classify(x, tc.r).fail.source; got != tc.want {
 			t.Errorf("%+v: source %v, want %v", tc.r, got, tc.want)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,23 @@ func errIncompleteBody() *apiError {
 	return errInvalid(http.StatusBadRequest, "incomplete_body", "The request body ended before its declared length.")
 }
 
+// bodyStore holds the request bodies a worker keeps for retries: their
+// shared gauges, its own bytes in memory, and the bounds on both.
+type bodyStore struct {
+	col int // this worker's column in the gauges
+	// bytes is the shared gauge of request bodies kept for retries;
+	// spilled the gauge of those in temporary files and their count.
+	bytes, spilled *shm.Cell
+	// inMemory is the bytes of request bodies this worker holds in memory,
+	// held under memory (body_memory) by spilling to files in tempDir
+	// (nil: off).
+	inMemory, memory atomic.Int64
+	tempDir          atomic.Pointer[string]
+	max              atomic.Int64 // max_body
+	spillWarned      atomic.Int64 // when a failing temporary file was last logged (unix ns)
+	log              *slog.Logger
+}
+
 // readBody reads the request body, refusing one over max without reading
 // it: a declared Content-Length over the cap is refused before a byte of
 // the body is read (hertz, patched, reads none of it ahead:
@@ -39,25 +57,25 @@ func errIncompleteBody() *apiError {
 // whose mapping is the returned slice; a chunked body grows in memory and
 // moves to a file once it would pass body_memory (readChunked); bodies
 // hertz read whole with the headers stay in memory.
-func (g *Gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold, *apiError) {
+func (bs *bodyStore) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold, *apiError) {
 	declared := int64(c.Request.Header.ContentLength())
 	if declared > max {
 		return nil, nil, errBodyTooLarge
 	}
 	if !c.Request.IsBodyStream() {
 		body := c.Request.Body()
-		return body, g.holdBody(int64(len(body))), nil
+		return body, bs.holdBody(int64(len(body))), nil
 	}
 	r := c.Request.BodyStream()
-	if dir := g.spillDir(declared); dir != "" {
-		h, body, aerr := g.spill(dir, r, declared)
+	if dir := bs.spillDir(declared); dir != "" {
+		h, body, aerr := bs.spill(dir, r, declared)
 		if h != nil || aerr != nil {
 			return body, h, aerr
 		}
 		// No temporary file could be made: the body, still unread, stays in memory.
 	}
 	if declared >= 0 {
-		h := g.holdBody(0)
+		h := bs.holdBody(0)
 		h.commit(declared)
 		body, err := h.readDeclared(r, declared)
 		if err != nil {
@@ -66,7 +84,7 @@ func (g *Gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 		}
 		return body, h, nil
 	}
-	return g.readChunked(smallReads{r}, max)
+	return bs.readChunked(smallReads{r}, max)
 }
 
 // readChunked reads a chunked body of at most max bytes from r. It grows
@@ -76,8 +94,8 @@ func (g *Gateway) readBody(c *app.RequestContext, max int64) ([]byte, *bodyHold,
 // temporary file instead, as a body with a declared length would from its
 // start. Chunked uploads were held in memory whole, uncounted: 16 queued
 // uploads of 8 MiB held 128 MiB with body_memory 8 MiB.
-func (g *Gateway) readChunked(r io.Reader, max int64) ([]byte, *bodyHold, *apiError) {
-	h := g.holdBody(0)
+func (bs *bodyStore) readChunked(r io.Reader, max int64) ([]byte, *bodyHold, *apiError) {
+	h := bs.holdBody(0)
 	size := min(int64(chunkedRead), max+1)
 	h.commit(size)
 	body, pooled := getBody(int(size))
@@ -90,8 +108,8 @@ func (g *Gateway) readChunked(r io.Reader, max int64) ([]byte, *bodyHold, *apiEr
 				return nil, nil, errBodyTooLarge
 			}
 			next := min(2*size, max+1)
-			if dir := g.spillDir(next - h.committed); dir != "" {
-				if sh, sb, aerr, ok := g.spillChunked(dir, h, body, r, max); ok {
+			if dir := bs.spillDir(next - h.committed); dir != "" {
+				if sh, sb, aerr, ok := bs.spillChunked(dir, h, body, r, max); ok {
 					return sb, sh, aerr
 				}
 				// No temporary file could be made: the body stays in memory.
@@ -125,13 +143,13 @@ func (g *Gateway) readChunked(r io.Reader, max int64) ([]byte, *bodyHold, *apiEr
 // (head, in h's buffer), to a temporary file in dir and reads the rest of
 // it there. ok is false when no file could be made, before anything moved:
 // the body stays in h, in memory.
-func (g *Gateway) spillChunked(dir string, h *bodyHold, head []byte, r io.Reader, max int64) (*bodyHold, []byte, *apiError, bool) {
+func (bs *bodyStore) spillChunked(dir string, h *bodyHold, head []byte, r io.Reader, max int64) (*bodyHold, []byte, *apiError, bool) {
 	s, err := newSpilledBody(dir, max)
 	if err != nil {
-		g.warnSpill(err, "kept in memory")
+		bs.warnSpill(err, "kept in memory")
 		return nil, nil, nil, false
 	}
-	fh := g.holdBody(0)
+	fh := bs.holdBody(0)
 	fh.toFile(s)
 	err = s.fillChunked(head, r, max)
 	h.release() // the head is in the file, or the body has failed
@@ -139,7 +157,7 @@ func (g *Gateway) spillChunked(dir string, h *bodyHold, head []byte, r io.Reader
 		fh.release()
 		return nil, nil, errBodyTooLarge, true
 	}
-	body, aerr := g.settleSpill(fh, s, err)
+	body, aerr := bs.settleSpill(fh, s, err)
 	if aerr != nil {
 		return nil, nil, aerr, true
 	}
@@ -192,14 +210,14 @@ func (h *bodyHold) readDeclared(r io.Reader, n int64) ([]byte, error) {
 // uploads that begin together must not each pass the spill check on their
 // first pieces and then grow, together, far past body_memory.
 func (h *bodyHold) commit(n int64) {
-	h.g.memBodies.Add(n - h.committed)
+	h.bs.inMemory.Add(n - h.committed)
 	h.committed = n
 }
 
 // grow counts d more bytes held (the shared gauge), now in the pooled
 // buffer p; body_memory counted them at commit.
 func (h *bodyHold) grow(d int64, p *[]byte) {
-	h.g.bodyBytes.Add(h.g.col, d)
+	h.bs.bytes.Add(h.bs.col, d)
 	h.n += d
 	h.pooled = p
 }
@@ -209,9 +227,9 @@ func (h *bodyHold) grow(d int64, p *[]byte) {
 // this worker holds in memory stay within body_memory with it. Uploads
 // running at the same moment may each pass the check; the overshoot is at
 // most theirs.
-func (g *Gateway) spillDir(n int64) string {
-	dir := g.bodyTempDir.Load() // once: a reload may set it to nil meanwhile
-	if dir == nil || n <= 0 || g.memBodies.Load()+n <= g.bodyMemory.Load() {
+func (bs *bodyStore) spillDir(n int64) string {
+	dir := bs.tempDir.Load() // once: a reload may set it to nil meanwhile
+	if dir == nil || n <= 0 || bs.inMemory.Load()+n <= bs.memory.Load() {
 		return ""
 	}
 	return *dir
@@ -220,15 +238,15 @@ func (g *Gateway) spillDir(n int64) string {
 // spill reads the body into a temporary file in dir and returns it (its
 // mapping). It returns nothing at all when no file could be made, before
 // anything was read: the caller reads the body into memory instead.
-func (g *Gateway) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *apiError) {
+func (bs *bodyStore) spill(dir string, r io.Reader, n int64) (*bodyHold, []byte, *apiError) {
 	s, err := newSpilledBody(dir, n)
 	if err != nil {
-		g.warnSpill(err, "kept in memory")
+		bs.warnSpill(err, "kept in memory")
 		return nil, nil, nil
 	}
-	h := g.holdBody(0)
+	h := bs.holdBody(0)
 	h.toFile(s)
-	body, aerr := g.settleSpill(h, s, s.fill(r, n))
+	body, aerr := bs.settleSpill(h, s, s.fill(r, n))
 	if aerr != nil {
 		return nil, nil, aerr
 	}
@@ -249,7 +267,7 @@ func (h *bodyHold) toFile(s *spilledBody) {
 // by h: nil, the mapped body; a read failure, the client's error; a
 // mapping failure, the body read back into memory from the whole file; any
 // other, 503 body_buffer_failed. On an error h is released.
-func (g *Gateway) settleSpill(h *bodyHold, s *spilledBody, err error) ([]byte, *apiError) {
+func (bs *bodyStore) settleSpill(h *bodyHold, s *spilledBody, err error) ([]byte, *apiError) {
 	switch {
 	case err == nil:
 		return s.mem, nil
@@ -258,7 +276,7 @@ func (g *Gateway) settleSpill(h *bodyHold, s *spilledBody, err error) ([]byte, *
 		return nil, bodyReadFailed(err)
 	case errors.Is(err, errSpillMap):
 		// The body is whole in the file: read it into memory after all.
-		g.warnSpill(err, "read back into memory")
+		bs.warnSpill(err, "read back into memory")
 		body, pooled := getBody(int(s.size))
 		if rerr := s.readInto(body); rerr != nil {
 			putBody(pooled)
@@ -268,7 +286,7 @@ func (g *Gateway) settleSpill(h *bodyHold, s *spilledBody, err error) ([]byte, *
 		h.moveToMemory(pooled)
 		return body, nil
 	default:
-		g.warnSpill(err, "refused: 503 body_buffer_failed")
+		bs.warnSpill(err, "refused: 503 body_buffer_failed")
 		h.release()
 		return nil, errBodyBuffer
 	}
@@ -279,60 +297,60 @@ const spillWarnEvery = time.Minute
 
 // warnSpill logs a temporary file's failure and what became of the body,
 // at most once per spillWarnEvery.
-func (g *Gateway) warnSpill(err error, outcome string) {
+func (bs *bodyStore) warnSpill(err error, outcome string) {
 	now := time.Now().UnixNano()
-	last := g.spillWarned.Load()
-	if now-last < int64(spillWarnEvery) || !g.spillWarned.CompareAndSwap(last, now) {
+	last := bs.spillWarned.Load()
+	if now-last < int64(spillWarnEvery) || !bs.spillWarned.CompareAndSwap(last, now) {
 		return
 	}
-	g.log.Error("request body could not go to a temporary file", "err", err, "body", outcome,
+	bs.log.Error("request body could not go to a temporary file", "err", err, "body", outcome,
 		"next_report_in", spillWarnEvery.String())
 }
 
 // bodyHold counts a request body the handler keeps: the bytes it takes in
 // this worker's column of the shared held-bytes gauge (and of the spilled
 // gauge when in a file), and, while in memory, its length in the worker's
-// count of bodies in memory (memBodies, what body_memory bounds). release
+// count of bodies in memory (inMemory, what body_memory bounds). release
 // gives its buffer or file back.
 type bodyHold struct {
-	g         *Gateway
+	bs        *bodyStore
 	n         int64         // bytes taken: the held gauge
-	committed int64         // bytes counted in memBodies
+	committed int64         // bytes counted in inMemory
 	pooled    *[]byte       // the pooled buffer of a body in memory
 	file      *spilledBody  // the temporary file of a spilled body
-	mem       *atomic.Int64 // memBodies while the body is in memory, nil when spilled
+	mem       *atomic.Int64 // inMemory while the body is in memory, nil when spilled
 }
 
-func (g *Gateway) holdBody(n int64) *bodyHold {
-	h := &bodyHold{g: g, n: n, committed: n, mem: &g.memBodies}
-	g.bodyBytes.Add(g.col, n)
-	g.memBodies.Add(n)
+func (bs *bodyStore) holdBody(n int64) *bodyHold {
+	h := &bodyHold{bs: bs, n: n, committed: n, mem: &bs.inMemory}
+	bs.bytes.Add(bs.col, n)
+	bs.inMemory.Add(n)
 	return h
 }
 
 // moveToSpilled counts the body as spilled, not in memory.
 func (h *bodyHold) moveToSpilled() {
-	h.g.memBodies.Add(-h.committed)
+	h.bs.inMemory.Add(-h.committed)
 	h.committed = 0
 	h.mem = nil
-	h.g.spilled.Add(h.g.col, h.n)
-	atomic.AddInt64(h.g.spilled.Scalar(shm.SpilledBodiesScalar), 1)
+	h.bs.spilled.Add(h.bs.col, h.n)
+	atomic.AddInt64(h.bs.spilled.Scalar(shm.SpilledBodiesScalar), 1)
 }
 
 // addSpilled counts d more bytes of a spilled body.
 func (h *bodyHold) addSpilled(d int64) {
-	h.g.bodyBytes.Add(h.g.col, d)
-	h.g.spilled.Add(h.g.col, d)
+	h.bs.bytes.Add(h.bs.col, d)
+	h.bs.spilled.Add(h.bs.col, d)
 	h.n += d
 }
 
 // moveToMemory counts a spilled body as in memory again, in pooled, and
 // lets its file go.
 func (h *bodyHold) moveToMemory(pooled *[]byte) {
-	h.g.spilled.Add(h.g.col, -h.n)
-	h.g.memBodies.Add(h.n)
+	h.bs.spilled.Add(h.bs.col, -h.n)
+	h.bs.inMemory.Add(h.n)
 	h.committed = h.n
-	h.mem = &h.g.memBodies
+	h.mem = &h.bs.inMemory
 	h.pooled = pooled
 	h.file.close()
 	h.file = nil
@@ -350,11 +368,11 @@ func (h *bodyHold) idle() {
 // enough, more is harmless. Nothing may use the body afterwards.
 func (h *bodyHold) release() {
 	if h.n != 0 || h.committed != 0 {
-		h.g.bodyBytes.Add(h.g.col, -h.n)
+		h.bs.bytes.Add(h.bs.col, -h.n)
 		if h.mem != nil {
 			h.mem.Add(-h.committed)
 		} else {
-			h.g.spilled.Add(h.g.col, -h.n)
+			h.bs.spilled.Add(h.bs.col, -h.n)
 		}
 		h.n, h.committed = 0, 0
 	}
@@ -364,14 +382,14 @@ func (h *bodyHold) release() {
 	h.file = nil
 }
 
-// setBodyLimits takes max_body, body_memory and body_temp_dir from cfg (at
+// setLimits takes max_body, body_memory and body_temp_dir from cfg (at
 // start and on every reload).
-func (g *Gateway) setBodyLimits(cfg *config.Config) {
-	g.maxBody.Store(int64(cfg.MaxBody))
-	g.bodyMemory.Store(int64(cfg.BodyMemory))
+func (bs *bodyStore) setLimits(cfg *config.Config) {
+	bs.max.Store(int64(cfg.MaxBody))
+	bs.memory.Store(int64(cfg.BodyMemory))
 	if dir := cfg.BodyTempDirPath(); dir != "" {
-		g.bodyTempDir.Store(&dir)
+		bs.tempDir.Store(&dir)
 	} else {
-		g.bodyTempDir.Store(nil)
+		bs.tempDir.Store(nil)
 	}
 }

@@ -79,14 +79,14 @@ func TestSpilledBodyMissingDir(t *testing.T) {
 // spillDir: "" (memory) with spilling off, or while the bodies in memory
 // stay within body_memory with this one; the directory otherwise.
 func TestSpillDir(t *testing.T) {
-	g := &Gateway{}
-	g.bodyMemory.Store(1000)
-	g.memBodies.Store(600)
+	g := &bodyStore{}
+	g.memory.Store(1000)
+	g.inMemory.Store(600)
 	if d := g.spillDir(500); d != "" {
 		t.Fatalf("spilling to %q with body_temp_dir off", d)
 	}
 	dir := "/var/tmp"
-	g.bodyTempDir.Store(&dir)
+	g.tempDir.Store(&dir)
 	if g.spillDir(401) != dir || g.spillDir(400) != "" || g.spillDir(0) != "" {
 		t.Fatalf("with 600 of 1000 held: 401 → %q (want %q), 400 → %q, 0 → %q (want \"\")",
 			g.spillDir(401), dir, g.spillDir(400), g.spillDir(0))
@@ -107,7 +107,7 @@ func (c *choppy) Read(p []byte) (int, error) {
 
 // spillGateway is a gateway over a private region that spills every body
 // to dir.
-func spillGateway(t *testing.T, dir string) *Gateway {
+func spillGateway(t *testing.T, dir string) *bodyStore {
 	t.Helper()
 	cfg := &config.Config{BodyMemory: 1, BodyTempDir: dir}
 	r, err := PrivateRegion(cfg)
@@ -115,9 +115,9 @@ func spillGateway(t *testing.T, dir string) *Gateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	g := &Gateway{region: r, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	g.bodyBytes, g.spilled = r.Lookup(shm.BodyBytesCell), r.Lookup(shm.BodySpillCell)
-	g.setBodyLimits(cfg)
+	g := &bodyStore{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	g.bytes, g.spilled = r.Lookup(shm.BodyBytesCell), r.Lookup(shm.BodySpillCell)
+	g.setLimits(cfg)
 	return g
 }
 
@@ -128,19 +128,19 @@ func TestSpillCountsReturnToZero(t *testing.T) {
 	g := spillGateway(t, t.TempDir())
 	zero := func(when string) {
 		t.Helper()
-		if g.bodyBytes.Total() != 0 || g.spilled.Total() != 0 || g.memBodies.Load() != 0 {
-			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+		if g.bytes.Total() != 0 || g.spilled.Total() != 0 || g.inMemory.Load() != 0 {
+			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bytes.Total(), g.spilled.Total(), g.inMemory.Load())
 		}
 	}
 	body := bytes.Repeat([]byte("x"), 200<<10)
 
-	dir := *g.bodyTempDir.Load()
+	dir := *g.tempDir.Load()
 	h, got, aerr := g.spill(dir, bytes.NewReader(body), int64(len(body)))
 	if aerr != nil || h == nil || !bytes.Equal(got, body) {
 		t.Fatalf("spill: %v", aerr)
 	}
-	if g.spilled.Total() != int64(len(body)) || g.bodyBytes.Total() != int64(len(body)) || g.memBodies.Load() != 0 {
-		t.Fatalf("while held: held %d, spilled %d, in memory %d", g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+	if g.spilled.Total() != int64(len(body)) || g.bytes.Total() != int64(len(body)) || g.inMemory.Load() != 0 {
+		t.Fatalf("while held: held %d, spilled %d, in memory %d", g.bytes.Total(), g.spilled.Total(), g.inMemory.Load())
 	}
 	if n := atomic.LoadInt64(g.spilled.Scalar(shm.SpilledBodiesScalar)); n != 1 {
 		t.Fatalf("spilled bodies counted %d, want 1", n)
@@ -186,8 +186,8 @@ func TestChunkedBodySpills(t *testing.T) {
 	g := spillGateway(t, t.TempDir())
 	zero := func(when string) {
 		t.Helper()
-		if g.bodyBytes.Total() != 0 || g.spilled.Total() != 0 || g.memBodies.Load() != 0 {
-			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bodyBytes.Total(), g.spilled.Total(), g.memBodies.Load())
+		if g.bytes.Total() != 0 || g.spilled.Total() != 0 || g.inMemory.Load() != 0 {
+			t.Fatalf("%s: held %d, spilled %d, in memory %d", when, g.bytes.Total(), g.spilled.Total(), g.inMemory.Load())
 		}
 	}
 	body := make([]byte, 3<<20+12345)
@@ -201,9 +201,9 @@ func TestChunkedBodySpills(t *testing.T) {
 	if aerr != nil || !bytes.Equal(got, body) {
 		t.Fatalf("spilled chunked body: error %v, %d bytes, equal %v", aerr, len(got), bytes.Equal(got, body))
 	}
-	if h.file == nil || g.memBodies.Load() != 0 || g.spilled.Total() != int64(len(body)) || g.bodyBytes.Total() != int64(len(body)) {
+	if h.file == nil || g.inMemory.Load() != 0 || g.spilled.Total() != int64(len(body)) || g.bytes.Total() != int64(len(body)) {
 		t.Fatalf("while held: file %v, in memory %d, spilled %d, held %d; want a file holding all %d bytes",
-			h.file != nil, g.memBodies.Load(), g.spilled.Total(), g.bodyBytes.Total(), len(body))
+			h.file != nil, g.inMemory.Load(), g.spilled.Total(), g.bytes.Total(), len(body))
 	}
 	if n := atomic.LoadInt64(g.spilled.Scalar(shm.SpilledBodiesScalar)); n != 1 {
 		t.Fatalf("spilled bodies counted %d, want 1", n)
@@ -213,8 +213,8 @@ func TestChunkedBodySpills(t *testing.T) {
 
 	// A body within the chunked reader's first buffer stays in memory.
 	got, h, aerr = g.readChunked(bytes.NewReader(body[:1000]), max)
-	if aerr != nil || !bytes.Equal(got, body[:1000]) || h.file != nil || g.memBodies.Load() == 0 {
-		t.Fatalf("small chunked body: error %v, file %v, in memory %d", aerr, h.file != nil, g.memBodies.Load())
+	if aerr != nil || !bytes.Equal(got, body[:1000]) || h.file != nil || g.inMemory.Load() == 0 {
+		t.Fatalf("small chunked body: error %v, file %v, in memory %d", aerr, h.file != nil, g.inMemory.Load())
 	}
 	h.release()
 	zero("after the small body")
@@ -226,10 +226,10 @@ func TestChunkedBodySpills(t *testing.T) {
 	zero("after a spilled body over max")
 
 	// Within body_memory: kept in memory, whole; over max, refused there too.
-	g.bodyMemory.Store(64 << 20)
+	g.memory.Store(64 << 20)
 	got, h, aerr = g.readChunked(&choppy{r: bytes.NewReader(body), n: 3000}, max)
-	if aerr != nil || !bytes.Equal(got, body) || h.file != nil || g.memBodies.Load() < int64(len(body)) {
-		t.Fatalf("chunked body within body_memory: error %v, file %v, in memory %d", aerr, h.file != nil, g.memBodies.Load())
+	if aerr != nil || !bytes.Equal(got, body) || h.file != nil || g.inMemory.Load() < int64(len(body)) {
+		t.Fatalf("chunked body within body_memory: error %v, file %v, in memory %d", aerr, h.file != nil, g.inMemory.Load())
 	}
 	h.release()
 	zero("after the body in memory")
@@ -250,7 +250,7 @@ func TestChunkedBodySpills(t *testing.T) {
 	if _, _, aerr := g.readChunked(cut(), max); aerr == nil || aerr.code != "incomplete_body" {
 		t.Fatalf("chunked body cut in memory: %v, want incomplete_body", aerr)
 	}
-	g.bodyMemory.Store(1)
+	g.memory.Store(1)
 	if _, _, aerr := g.readChunked(cut(), max); aerr == nil || aerr.code != "incomplete_body" {
 		t.Fatalf("spilled chunked body cut: %v, want incomplete_body", aerr)
 	}

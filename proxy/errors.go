@@ -8,6 +8,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // apiError is an error the gateway itself answers with: in OpenAI's shape
@@ -23,27 +24,7 @@ type apiError struct {
 	// when the client may try again.
 	retryAfter string
 	// source is whose fault the failure is: the usage line's error_source.
-	source errSource
-}
-
-// errSource is who caused a failure (pingora-error's ErrorSource).
-type errSource uint8
-
-const (
-	sourceClient   errSource = iota // the request, or the client's conduct
-	sourceGateway                   // the gateway's own state or limits: full queue, no healthy backend, a failed temporary file
-	sourceUpstream                  // the backend: unreachable, broken off, too slow
-)
-
-// String is the source as the usage line writes it.
-func (s errSource) String() string {
-	switch s {
-	case sourceGateway:
-		return "gateway"
-	case sourceUpstream:
-		return "upstream"
-	}
-	return "client"
+	source usage.Source
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -90,12 +71,12 @@ func errInvalid(status int, code, msg string) *apiError {
 }
 
 func errServer(status int, code, msg string) *apiError {
-	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: sourceGateway}
+	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: usage.SourceGateway}
 }
 
 // errUpstream is a failure of the backend, answered as OpenAI's server_error.
 func errUpstream(status int, code, msg string) *apiError {
-	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: sourceUpstream}
+	return &apiError{status: status, errType: "server_error", code: code, message: msg, source: usage.SourceUpstream}
 }
 
 // writeError sends e as the whole response, in shape.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gw/sluice/proxy/admission"
+
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/proxy/sse"
@@ -25,7 +27,7 @@ func TestAnthropicErrorShape(t *testing.T) {
 		{errInvalid(http.StatusForbidden, "model_not_allowed", "no"), 403, "permission_error", "invalid_request_error"},
 		{errInvalid(http.StatusNotFound, "model_not_found", "no"), 404, "not_found_error", "invalid_request_error"},
 		{errBodyTooLarge, 413, "request_too_large", "invalid_request_error"},
-		{rateLimited("requests", "slow down"), 429, "rate_limit_error", "requests"},
+		{rateLimited(&admission.Refusal{Kind: "requests"}, "slow down"), 429, "rate_limit_error", "requests"},
 		{&apiError{status: 429, code: "queue_full", errType: "server_error"}, 529, "overloaded_error", "server_error"},
 		{errServer(503, "queue_timeout", "busy"), 529, "overloaded_error", "server_error"},
 		{errServer(503, "no_healthy_backend", "none"), 529, "overloaded_error", "server_error"},

@@ -20,10 +20,10 @@ import (
 // phases at once, its body unread, and its connection closed
 // (expectRefused).
 func (g *Gateway) MayContinue(h *protocol.RequestHeader) bool {
-	if int64(h.ContentLength()) > g.maxBody.Load() {
+	if int64(h.ContentLength()) > g.bodies.max.Load() {
 		return false
 	}
-	rt := g.routes.Load()
+	rt := g.routes.current.Load()
 	if rt == nil {
 		return true
 	}

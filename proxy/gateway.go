@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -22,7 +23,8 @@ import (
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
-	"github.com/sluice-gw/sluice/proxy/tracing"
+	"github.com/sluice-gw/sluice/proxy/queue"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -40,95 +42,155 @@ type Options struct {
 	// worker with no others to wake).
 	WakeWrite []int
 	Log       *slog.Logger
+	// Backends is how the gateway reaches its backends (zero: over the
+	// network).
+	Backends Backends
+	// Clock, when set, is the region's clock as the pipeline reads it (the
+	// limits' and the queue's time, provider keys' rests) in place of
+	// Region's own: a test's, to move time by hand. Timeouts run on the
+	// runtime's timers whatever it says.
+	Clock Clock
+	// UsageSink, when set, takes the usage lines whatever usage_log says,
+	// and keeps them across reloads (a test, a program embedding the
+	// pipeline). Each Write is whole lines.
+	UsageSink io.Writer
 }
 
-// Gateway is the state a worker's request handlers share.
+// Region is what the pipeline uses of the shared region besides the
+// cells' own methods: the cells by name, its clock and configuration
+// generation, the bounded map of stored responses and conversations
+// (Remember, Recall, Forget) and the prefix index. *shm.Region is the
+// one a worker passes (Options.Region: the meter's tables are read from
+// it too); PrivateRegion makes one of this process alone.
+type Region interface {
+	Lookup(name string) *shm.Cell
+	Now() int64
+	Generation() int64
+	Remember(key, val uint64)
+	Recall(key uint64) (val uint64, ok bool)
+	Forget(key uint64)
+	NotePrefix(backend uint64, blocks []uint64)
+	PrefixMatch(backend uint64, blocks []uint64) int
+	PrefixCapacity() int
+}
+
+// Clock is a clock on the region's time base: nanoseconds since its epoch.
+type Clock interface{ Now() int64 }
+
+// clockedRegion is a region read through another clock (Options.Clock).
+type clockedRegion struct {
+	*shm.Region
+	clock Clock
+}
+
+// Now is the other clock's.
+func (r clockedRegion) Now() int64 { return r.clock.Now() }
+
+// Gateway is the state a worker's request handlers share, each part in a
+// type of its own that owns it.
 type Gateway struct {
-	routes atomic.Pointer[routeTable]
-	region *shm.Region
-	col    int
-	queues *queues
-	// bodyBytes is the shared gauge of request bodies kept for retries;
-	// spilled the gauge of those in temporary files and their count.
-	bodyBytes, spilled *shm.Cell
-	// memBodies is the bytes of request bodies this worker holds in memory,
-	// held under bodyMemory by spilling to files in bodyTempDir (nil: off).
-	memBodies, bodyMemory atomic.Int64
-	bodyTempDir           atomic.Pointer[string]
-	spillWarned           atomic.Int64 // when a failing temporary file was last logged (unix ns)
+	routes  routeState // the route table, its reloads and health checks (reload.go)
+	region  Region
+	col     int // this worker's column in every shared cell
+	queues  *queue.Set[*backendRoute]
+	bodies  bodyStore    // request bodies kept for retries (body.go)
+	marks   workerMarks  // what the worker publishes in the region, and the fleet size it reads
+	records recorder     // usage lines, the meter, request ids
+	tracer  tracerState  // trace.go
+	client  clientBounds // the bounds on a request's body and answer (client.go)
+	log     *slog.Logger
+	life    lifecycle
+}
+
+// lifecycle is the gateway's own life: when it began, and the background
+// work Start began that Close waits for.
+type lifecycle struct {
+	started time.Time
+	// background is the goroutines Start began that write the region.
+	background sync.WaitGroup
+}
+
+// workerMarks are the region's cells of the worker as a whole.
+type workerMarks struct {
 	// fleet holds the number of gateway replicas key limits are shared by.
 	fleet *shm.Cell
-	// genCell's mark in this worker's column is the oldest configuration
-	// generation a running request may still use (see publishGenerations).
-	genCell *shm.Cell
+	// generation's mark in this worker's column is the oldest
+	// configuration generation a running request may still use (see
+	// publishGenerations).
+	generation *shm.Cell
 	// goroutines' mark in this worker's column is its goroutine count
-	// (sluice_worker_goroutines), published with the generation.
+	// (sluice_worker_goroutines), published with the generation; nil in a
+	// region older than it: not published.
 	goroutines *shm.Cell
-	usage      *usageLog
-	meter      *requestMeter                  // /metrics counters and histograms; nil: none (unit tests)
-	tracer     atomic.Pointer[tracing.Tracer] // nil: tracing off
-	slot       int                            // the worker's slot, for its spans' resource
-	log        *slog.Logger
-	maxBody    atomic.Int64
-	// client holds the bounds on a request's body and answer.
-	client  clientBounds
-	started time.Time
+}
 
-	applyMu    sync.Mutex    // one reload at a time
-	retired    []*routeTable // tables replaced by a reload, until no request runs on them
-	stopHealth func()        // ends the current table's health checks (checkHealth)
-
-	idPrefix string
-	idSeq    atomic.Uint64
-
+// recorder is what writes down each request: its id, its usage line, its
+// place in the metrics.
+type recorder struct {
+	usage       *usage.Log
+	meter       *requestMeter // /metrics counters and histograms; nil: none (unit tests)
+	idPrefix    string
+	idSeq       atomic.Uint64
 	stopFlusher context.CancelFunc // ends the usage log's flusher
 }
 
 // New builds the gateway of o.Config over o.Region and runs its first
 // round of health checks; Start begins its background work, Close ends it.
 func New(o Options) (*Gateway, error) {
-	cfg, region := o.Config, o.Region
-	usage, err := openUsageLog(cfg.UsageLog, o.Slot, time.Duration(cfg.UsageLogFlush))
+	cfg := o.Config
+	var region Region = o.Region
+	if o.Clock != nil {
+		region = clockedRegion{o.Region, o.Clock}
+	}
+	dest := cfg.UsageLog
+	if o.UsageSink != nil {
+		dest = "off" // no file opened for lines that go to the sink
+	}
+	ulog, err := usage.Open(dest, o.Slot, time.Duration(cfg.UsageLogFlush))
 	if err != nil {
 		return nil, fmt.Errorf("usage_log: %w", err)
+	}
+	if o.UsageSink != nil {
+		ulog.SinkTo(o.UsageSink)
 	}
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &Gateway{
-		usage:    usage,
-		region:   region,
-		col:      o.Column,
-		queues:   newQueues(o.Column, region, o.WakeWrite),
-		meter:    newRequestMeter(meter.NewRecorder(region, o.Column)),
-		slot:     o.Slot,
-		log:      o.Log,
-		started:  time.Now(),
-		idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_",
+		region: region,
+		col:    o.Column,
+		queues: queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
+		log:    o.Log,
+		life:   lifecycle{started: time.Now()},
+		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(o.Region, o.Column)),
+			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
+		bodies: bodyStore{col: o.Column, log: o.Log,
+			bytes: region.Lookup(shm.BodyBytesCell), spilled: region.Lookup(shm.BodySpillCell)},
+		marks: workerMarks{fleet: region.Lookup(shm.FleetCell), generation: region.Lookup(shm.GenerationCell),
+			goroutines: region.Lookup(shm.WorkerGoroutinesCell)},
 	}
-	g.stopFlusher = func() {}
-	g.stopHealth = func() {}
-	g.setBodyLimits(cfg)
+	g.routes.reach = o.Backends
+	g.records.stopFlusher = func() {}
+	g.routes.stopHealth = func() {}
+	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
-	g.setTracer(cfg.Tracing, o.Slot)
-	g.bodyBytes, g.spilled = region.Lookup(shm.BodyBytesCell), region.Lookup(shm.BodySpillCell)
-	g.genCell, g.fleet = region.Lookup(shm.GenerationCell), region.Lookup(shm.FleetCell)
-	g.goroutines = region.Lookup(shm.WorkerGoroutinesCell) // nil in a region older than it: not published
-	if g.bodyBytes == nil || g.spilled == nil || g.genCell == nil || g.fleet == nil {
+	g.tracer.slot = o.Slot
+	g.setTracer(cfg.Tracing)
+	if g.bodies.bytes == nil || g.bodies.spilled == nil || g.marks.generation == nil || g.marks.fleet == nil {
 		g.Close()
 		return nil, fmt.Errorf("shared region lacks one of the cells %s, %s, %s and %s",
 			shm.BodyBytesCell, shm.BodySpillCell, shm.GenerationCell, shm.FleetCell)
 	}
-	routes, err := compileRoutes(cfg, region, g.queues, g.log)
+	routes, err := compileRoutes(cfg, region, g.queues, o.Backends, g.log)
 	if err != nil {
 		g.Close()
 		return nil, err
 	}
 	routes.gen = o.Generation
-	g.routes.Store(routes)
-	g.genCell.SetMark(g.col, routes.gen)
+	g.routes.current.Store(routes)
+	g.marks.generation.SetMark(g.col, routes.gen)
 	// Health checks run for the gateway's life; the first round completes
 	// before New returns (before the worker reports ready).
-	g.stopHealth = checkHealth(routes, o.Log)
+	g.routes.stopHealth = checkHealth(routes, o.Backends, o.Log)
 	return g, nil
 }
 
@@ -137,29 +199,35 @@ func New(o Options) (*Gateway, error) {
 // for none), and the publication of generations and goroutines.
 func (g *Gateway) Start(ctx context.Context, wakeRead *os.File) {
 	fctx, stop := context.WithCancel(context.Background())
-	g.stopFlusher = stop
-	go g.usage.runFlusher(fctx) // until Close: the last lines are flushed there
-	go g.queues.run(ctx)
+	g.records.stopFlusher = stop
+	go g.records.usage.RunFlusher(fctx) // until Close: the last lines are flushed there
 	if wakeRead != nil {
-		go g.queues.listen(wakeRead)
+		go g.queues.Listen(wakeRead) // only kicks the dispatcher: no cell touched
 	}
-	go g.publishGenerations(ctx)
+	// These two write the region's cells: Close waits for them, so that
+	// the region can be unmapped after it.
+	g.life.background.Add(2)
+	go func() { defer g.life.background.Done(); g.queues.Run(ctx) }()
+	go func() { defer g.life.background.Done(); g.publishGenerations(ctx) }()
 }
 
-// Close ends the health checks, flushes the spans and the usage log, and
-// closes it. Requests still running may write no more usage lines.
+// Close waits for the background work Start began (whose ctx must have
+// ended: a worker stops its queues first), ends the health checks,
+// flushes the spans and the usage log, and closes it. Requests still
+// running may write no more usage lines. The region may be closed after.
 func (g *Gateway) Close() {
-	g.applyMu.Lock()
-	g.stopHealth()
-	g.applyMu.Unlock()
+	g.life.background.Wait()
+	g.routes.mu.Lock()
+	g.routes.stopHealth()
+	g.routes.mu.Unlock()
 	g.flushTraces()
-	g.stopFlusher()
-	g.usage.close()
+	g.records.stopFlusher()
+	g.records.usage.Close()
 }
 
 // ReopenUsageLog reopens the usage log at its path (SIGUSR1: logrotate
 // renamed it).
-func (g *Gateway) ReopenUsageLog() error { return g.usage.reopen() }
+func (g *Gateway) ReopenUsageLog() error { return g.records.usage.Reopen() }
 
 // ConnKey is the context key under which the worker keeps its record of
 // a client connection (hertz hands each request its connection's
@@ -187,10 +255,10 @@ func PrivateRegion(cfg *config.Config) (*shm.Region, error) {
 	return r, nil
 }
 
-// nextRequestID returns a request id unique across workers and restarts.
-func (g *Gateway) nextRequestID() string {
+// nextID returns a request id unique across workers and restarts.
+func (r *recorder) nextID() string {
 	b := make([]byte, 0, 32)
-	b = append(b, g.idPrefix...)
-	b = strconv.AppendUint(b, g.idSeq.Add(1), 36)
+	b = append(b, r.idPrefix...)
+	b = strconv.AppendUint(b, r.idSeq.Add(1), 36)
 	return string(b)
 }

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -31,7 +29,7 @@ func (b *backendRoute) healthy(now time.Time) bool {
 // passing reports whether b passes its health checks and is not ejected at
 // now: healthy, but for its provider keys.
 func (b *backendRoute) passing(now time.Time) bool {
-	return b.up.Load() && now.UnixNano() >= b.ejectedUntil.Load()
+	return b.state.up.Load() && now.UnixNano() >= b.state.ejectedUntil.Load()
 }
 
 // probeAuth is the Authorization value b's health checks send: its
@@ -45,10 +43,10 @@ func (b *backendRoute) probeAuth() string {
 
 // eject takes b out of rotation after a connection failure.
 func (b *backendRoute) eject(now time.Time) time.Duration {
-	n := b.failures.Add(1)
+	n := b.state.failures.Add(1)
 	d := ejectMin << min(n-1, 5)
 	d = min(d, ejectMax)
-	b.ejectedUntil.Store(now.Add(d).UnixNano())
+	b.state.ejectedUntil.Store(now.Add(d).UnixNano())
 	return d
 }
 
@@ -62,10 +60,12 @@ func (b *backendRoute) eject(now time.Time) time.Duration {
 // they kept: each table (each reload, each backend change Nomad finds) has
 // checkers of its own, and the kept connections of a replaced table's
 // client (an fd and two goroutines of net/http's each) were never closed.
-func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
+func checkHealth(t *routeTable, probeWith Backends, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}
-	client := &http.Client{Transport: transport}
+	send, closeIdle := probeWith.Probe, func() {}
+	if send == nil {
+		send, closeIdle = httpProbe()
+	}
 	var first, running sync.WaitGroup
 	for _, m := range t.order {
 		for _, b := range m.backends {
@@ -74,35 +74,23 @@ func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
 			go func() {
 				defer running.Done()
 				probe := func() {
-					timeout := min(m.healthInterval, 2*time.Second)
+					timeout := min(m.health.interval, 2*time.Second)
 					pctx, cancel := context.WithTimeout(ctx, timeout)
 					defer cancel()
-					up := false
-					req, err := http.NewRequestWithContext(pctx, http.MethodGet, b.url+m.healthPath, nil)
-					if auth := b.probeAuth(); err == nil && auth != "" {
-						// A hosted API's health path (such as /v1/models) wants the key.
-						req.Header.Set("Authorization", auth)
-					}
-					if err == nil {
-						var res *http.Response
-						if res, err = client.Do(req); err == nil {
-							io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-							res.Body.Close()
-							up = res.StatusCode >= 200 && res.StatusCode < 300
-						}
-					}
+					status, err := send(pctx, b.url+m.health.path, b.probeAuth())
+					up := err == nil && status >= 200 && status < 300
 					if up {
-						b.failures.Store(0)
+						b.state.failures.Store(0)
 					}
-					if was := b.up.Swap(up); was != up && ctx.Err() == nil {
+					if was := b.state.up.Swap(up); was != up && ctx.Err() == nil {
 						log.Info("backend health changed", "model", m.name, "backend", b.url, "healthy", up, "err", err)
 					}
 				}
-				if !b.carried {
+				if !b.state.carried {
 					probe()
 				}
 				first.Done()
-				tick := time.NewTicker(m.healthInterval)
+				tick := time.NewTicker(m.health.interval)
 				defer tick.Stop()
 				for {
 					select {
@@ -119,6 +107,6 @@ func checkHealth(t *routeTable, log *slog.Logger) (stop func()) {
 	return func() {
 		cancel()
 		running.Wait()
-		transport.CloseIdleConnections()
+		closeIdle()
 	}
 }

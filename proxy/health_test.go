@@ -14,7 +14,7 @@ import (
 // needed.
 func TestEjectionDoublesAndReturnsOnTime(t *testing.T) {
 	b := &backendRoute{}
-	b.up.Store(true)
+	b.state.up.Store(true)
 	now := time.Unix(1000, 0)
 	for _, want := range []time.Duration{1, 2, 4, 8, 16, 30, 30} {
 		want *= time.Second
@@ -42,10 +42,10 @@ func TestHealthCheckSendsBackendKey(t *testing.T) {
 	defer hosted.Close()
 	for _, auth := range []string{"", "Bearer provider-key"} {
 		b := &backendRoute{url: hosted.URL, authHeader: auth}
-		m := &modelRoute{name: "m", healthPath: "/v1/models", healthInterval: time.Hour, backends: []*backendRoute{b}}
-		stop := checkHealth(&routeTable{order: []*modelRoute{m}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		m := &modelRoute{name: "m", health: healthCheck{path: "/v1/models", interval: time.Hour}, backends: []*backendRoute{b}}
+		stop := checkHealth(&routeTable{order: []*modelRoute{m}}, Backends{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		stop()
-		if up := b.up.Load(); up != (auth != "") {
+		if up := b.state.up.Load(); up != (auth != "") {
 			t.Errorf("with Authorization %q the backend is up=%v", auth, up)
 		}
 	}

@@ -11,40 +11,11 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/admission"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/shm"
 )
-
-func TestWaitText(t *testing.T) {
-	for ns, want := range map[int64]string{
-		-5: "0s", 0: "0s", int64(20 * time.Millisecond): "20ms", int64(1500 * time.Millisecond): "1.5s",
-		int64(6 * time.Minute): "6m0s", int64(999_600 * time.Microsecond): "1s",
-	} {
-		if got := waitText(ns); got != want {
-			t.Errorf("waitText(%v) = %q, want %q", time.Duration(ns), got, want)
-		}
-	}
-}
-
-// FuzzAppendWait: appendWait writes what time.Duration.String writes of
-// the rounded wait, for any wait, after any prefix.
-func FuzzAppendWait(f *testing.F) {
-	for _, ns := range []int64{-1, 0, 1, 499_999, 500_000, 20e6, 999_499_999, 999_500_000, 1e9, 1_005e6, 1_234_567_891,
-		int64(time.Minute), int64(time.Hour) + 10e6, math.MaxInt64, math.MaxInt64 - 4e6} {
-		f.Add(ns)
-	}
-	f.Fuzz(func(t *testing.T, ns int64) {
-		want := "0s"
-		if d := time.Duration(ns); d > 0 && d < time.Second {
-			want = d.Round(time.Millisecond).String()
-		} else if d >= time.Second {
-			want = d.Round(10 * time.Millisecond).String()
-		}
-		if got := string(appendWait([]byte("x"), ns)); got != "x"+want {
-			t.Fatalf("appendWait(%d) = %q, want %q", ns, got[1:], want)
-		}
-	})
-}
 
 // limitedGateway is a gateway over a private region with one key.
 func limitedGateway(t *testing.T, k config.Key) (*Gateway, *keyRoute, *modelRoute) {
@@ -57,8 +28,8 @@ func limitedGateway(t *testing.T, k config.Key) (*Gateway, *keyRoute, *modelRout
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	g := &Gateway{region: r, queues: newQueues(0, r, nil)}
-	rt, err := compileRoutes(cfg, r, g.queues, nil)
+	g := &Gateway{region: r, queues: queue.NewSet[*backendRoute](0, r, nil)}
+	rt, err := compileRoutes(cfg, r, g.queues, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +38,13 @@ func limitedGateway(t *testing.T, k config.Key) (*Gateway, *keyRoute, *modelRout
 
 // admit runs both limit phases as forward does, releasing what the
 // request held when the token limit refuses it (end does that in forward).
-func (g *Gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, scan *reqscan.Request) (*admission, *apiError) {
+func (g *Gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, scan *reqscan.Request) (*admission.Admission, *apiError) {
 	a, err := g.admitKey(c, key)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admitTokens(c, a, m, scan, (&exchange{scan: *scan}).promptTokens(), true); err != nil {
-		a.release(0, false)
+	if err := g.admitTokens(c, a, m, scan, (&exchange{req: admitted{scan: *scan}}).promptTokens(), true); err != nil {
+		a.Release(0, false)
 		return nil, err
 	}
 	return a, nil
@@ -107,7 +78,7 @@ func TestAdmitHeadersAndGiveBack(t *testing.T) {
 		t.Errorf("remaining-requests through the burst: %v", remaining)
 	}
 	// The refused request's RPM share came back: one more fits.
-	if ok, _ := key.cell.GCRA(shm.RequestTAT, g.region.Now(), minute/3, minute/3*3); !ok {
+	if ok, _ := key.cell.GCRA(shm.RequestTAT, g.region.Now(), admission.Minute/3, admission.Minute/3*3); !ok {
 		t.Error("the refused request's request-limit share was not given back")
 	}
 }
@@ -123,7 +94,7 @@ func TestSettleRefundsTokens(t *testing.T) {
 	if _, err := g.admit(&app.RequestContext{}, key, m, scan); err == nil {
 		t.Fatal("400 tokens reserved against 300")
 	}
-	a.release(20, true)
+	a.Release(20, true)
 	if _, err := g.admit(&app.RequestContext{}, key, m, scan); err != nil {
 		t.Fatalf("after settling 200 reserved to 20 used: %v", err)
 	}
@@ -144,7 +115,7 @@ func TestAdmitTokensSaturates(t *testing.T) {
 	} {
 		a, err := g.admit(&app.RequestContext{}, key, m, scan)
 		if err == nil {
-			a.release(0, false)
+			a.Release(0, false)
 			t.Errorf("max_tokens %d admitted against 1,000 tokens per minute", scan.MaxTokens)
 		} else if !strings.Contains(err.message, "Request too large") {
 			t.Errorf("max_tokens %d: %v; want the never-fits refusal", scan.MaxTokens, err)
@@ -170,9 +141,9 @@ func TestSettleBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := atomic.LoadInt64(key.cell.Scalar(shm.TokenTAT))
-		a.release(used, true)
+		a.Release(used, true)
 		after := atomic.LoadInt64(key.cell.Scalar(shm.TokenTAT))
-		if d := after - before; d > maxDebt || d < -10*(minute/1000) {
+		if d := after - before; d > admission.MaxDebt || d < -10*(admission.Minute/1000) {
 			t.Errorf("usage %d moved the limiter by %v", used, time.Duration(d))
 		}
 	}

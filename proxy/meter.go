@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // The counters and histograms of /metrics, recorded into the shared
@@ -71,12 +72,12 @@ func (rm *requestMeter) code(model, key, code string) meter.CounterWord {
 // code, else for a backend's answer of 400 or more relayed as it came
 // "upstream_" and its status, else ok. A bounded set either way: the
 // gateway's codes are its own constants, and statuses are three digits.
-func outcomeCode(rec *usageRecord) string {
+func outcomeCode(rec *usage.Record) string {
 	switch {
-	case rec.errCode != "":
-		return rec.errCode
-	case rec.status >= http.StatusBadRequest && rec.status <= 999:
-		return "upstream_" + strconv.Itoa(rec.status)
+	case rec.ErrCode != "":
+		return rec.ErrCode
+	case rec.Status >= http.StatusBadRequest && rec.Status <= 999:
+		return "upstream_" + strconv.Itoa(rec.Status)
 	}
 	return "ok"
 }
@@ -85,11 +86,11 @@ func outcomeCode(rec *usageRecord) string {
 // Its model and key are labelled by their configured names: a model the
 // running configuration lacks (a client's string, or none) is
 // meter.UnknownModel, a request without a valid key meter.NoKey.
-func (rm *requestMeter) record(routes *routeTable, rec *usageRecord, end time.Time) {
+func (rm *requestMeter) record(routes *routeTable, rec *usage.Record, end time.Time) {
 	if rm == nil {
 		return
 	}
-	model, key := rec.model, rec.key
+	model, key := rec.Model, rec.Key
 	if routes == nil || routes.models[model] == nil {
 		model = meter.UnknownModel
 	}
@@ -102,17 +103,17 @@ func (rm *requestMeter) record(routes *routeTable, rec *usageRecord, end time.Ti
 	} else {
 		rm.code(model, key, code).Add(1)
 	}
-	if u := rec.usage; u.Found {
+	if u := rec.Usage; u.Found {
 		p.prompt.Add(max(u.Prompt, 0))
 		p.completion.Add(max(u.Completion, 0))
 		p.cached.Add(max(u.Cached, 0))
 	}
-	if rec.ttft > 0 {
-		p.ttft.Observe(rec.ttft)
+	if rec.TTFT > 0 {
+		p.ttft.Observe(rec.TTFT)
 	}
-	p.duration.Observe(end.Sub(rec.start))
-	if rec.queued {
-		p.queue.Observe(rec.queueWait)
+	p.duration.Observe(end.Sub(rec.Start))
+	if rec.Queued {
+		p.queue.Observe(rec.QueueWait)
 	}
 }
 

@@ -6,23 +6,24 @@ import (
 
 	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
 func TestOutcomeCode(t *testing.T) {
 	for _, c := range []struct {
-		rec  usageRecord
+		rec  usage.Record
 		want string
 	}{
-		{usageRecord{status: 200}, "ok"},
-		{usageRecord{status: 429, errCode: "rate_limited"}, "rate_limited"},
-		{usageRecord{status: 500}, "upstream_500"},
-		{usageRecord{status: 400}, "upstream_400"},
-		{usageRecord{status: 399}, "ok"},
-		{usageRecord{status: statusClientClosed, errCode: "client_closed"}, "client_closed"},
+		{usage.Record{Status: 200}, "ok"},
+		{usage.Record{Status: 429, ErrCode: "rate_limited"}, "rate_limited"},
+		{usage.Record{Status: 500}, "upstream_500"},
+		{usage.Record{Status: 400}, "upstream_400"},
+		{usage.Record{Status: 399}, "ok"},
+		{usage.Record{Status: statusClientClosed, ErrCode: "client_closed"}, "client_closed"},
 	} {
 		if got := outcomeCode(&c.rec); got != c.want {
-			t.Errorf("status %d code %q: %q, want %q", c.rec.status, c.rec.errCode, got, c.want)
+			t.Errorf("status %d code %q: %q, want %q", c.rec.Status, c.rec.ErrCode, got, c.want)
 		}
 	}
 }
@@ -39,8 +40,8 @@ func BenchmarkMeterRecord(b *testing.B) {
 	rm := newRequestMeter(meter.NewRecorder(region, 0))
 	routes := &routeTable{models: map[string]*modelRoute{"llama": {name: "llama"}}}
 	be := &backendRoute{url: "http://10.0.0.1:8000"}
-	rec := &usageRecord{start: time.Now(), model: "llama", key: "team-a", status: 200,
-		usage: sse.Usage{Prompt: 100, Completion: 20, Total: 120, Found: true}, ttft: 30 * time.Millisecond}
+	rec := &usage.Record{Start: time.Now(), Model: "llama", Key: "team-a", Status: 200,
+		Usage: sse.Usage{Prompt: 100, Completion: 20, Total: 120, Found: true}, TTFT: 30 * time.Millisecond}
 	for b.Loop() {
 		rm.meterAttempt(be, "llama", 0, time.Millisecond, noFailure, false)
 		rm.record(routes, rec, time.Now())
@@ -51,7 +52,7 @@ func BenchmarkMeterRecord(b *testing.B) {
 // tracing.endpoint): the hooks of serve, attempt and end, each a nil check.
 func BenchmarkTracingOff(b *testing.B) {
 	g := &Gateway{}
-	x := &exchange{api: &apiSpec{name: "chat"}, rec: usageRecord{start: time.Now()}}
+	x := &exchange{api: &apiSpec{name: "chat"}, rec: usage.Record{Start: time.Now()}}
 	for b.Loop() {
 		g.startTrace(nil, x)
 		span, lines := x.trace.StartAttempt(0, "http://b", nil)

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,9 +9,9 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
-	"github.com/sluice-gw/sluice/proxy/tracing"
 )
 
 // This file is a proxied request's life, top to bottom, in the order its
@@ -83,25 +82,25 @@ func (g *Gateway) serve(ctx context.Context, c *app.RequestContext, a *apiSpec) 
 	if !g.forward(ctx, c, x) {
 		return
 	}
-	prefix := x.prefix
-	x.prefix = nil // dead once the relay has sent it: the collector may take it
+	prefix := x.up.prefix
+	x.up.prefix = nil // dead once the relay has sent it: the collector may take it
 	// A relay's writes wait for the client's socket to take them: a client
 	// that stops reading must not hold the backend's slot and connection
 	// past timeouts.total (and a little grace, for a slow one to get the
 	// timeout's error event), so its writes fail then (client_stalled).
 	// Each write also gets send_timeout (chunkWriter.bound).
-	writeDeadline := x.deadline.Add(writeGrace)
-	if x.large {
-		g.relayLarge(ctx, x.upCtx, c, x, prefix, writeDeadline)
+	writeDeadline := x.timers.deadline.Add(writeGrace)
+	if x.up.large {
+		g.relayLarge(ctx, x.up.upCtx, c, x, prefix, writeDeadline)
 		return
 	}
-	x.rec.stream = true
-	g.relayStream(ctx, x.upCtx, c, x, prefix, writeDeadline)
+	x.rec.Stream = true
+	g.relayStream(ctx, x.up.upCtx, c, x, prefix, writeDeadline)
 }
 
 // forward runs a request's phases up to its answer: a whole answer is set
 // on the response and false returned; true means the answer is relayed as
-// it arrives — a stream (relayStream), or with x.large an answer too large
+// it arrives — a stream (relayStream), or with x.up.large an answer too large
 // to hold (relayLarge) — and x holds what the relay needs.
 func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchange) (relay bool) {
 	x.routes = g.acquireRoutes()
@@ -127,162 +126,6 @@ func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 // client that reads slowly.
 const writeGrace = 5 * time.Second
 
-// exchange is what a proxied request holds until it ends, released by end
-// in the reverse order of its taking, and what its phases hand on to the
-// next.
-type exchange struct {
-	api    *apiSpec
-	rec    usageRecord // in the exchange: one allocation a request, not two
-	routes *routeTable // the table this request finishes on, whatever reloads come
-	body   bodyState   // how much of the request body was read: how a refusal must treat the rest
-
-	// Found by the phases, in order.
-	key        *keyRoute
-	adm        *admission
-	held       *bodyHold
-	payload    []byte // the request body, until the answer starts flowing
-	scan       reqscan.Request
-	model      *modelRoute
-	pieces     [][]byte // the body as sent upstream: its own bytes and the edits between them
-	salt       string   // its cache_salt: its key's cache group's, with the client's mixed in
-	candidates []*backendRoute
-	stack      [16]*backendRoute // candidates' storage, for the usual few backends
-	// blocks are the prompt's block hashes for the prefix index (prefix.go),
-	// pooled; nil when the model does not use it. Released with the body.
-	blocks *[]uint64
-	// conv is its conversation's entry in the prefix index
-	// (affinity.ConversationEntry), recorded with blocks; 0: none (a
-	// request placed by its user, or without a key).
-	conv uint64
-	// owners are the candidates' models, for a request that names no
-	// model (a stored response's id): each attempt runs under its
-	// backend's model. nil: every candidate is x.model's.
-	owners []*modelRoute
-	// pinned: the request needs the one backend that holds a stored
-	// response; each attempt asks one candidate, the next after a 404.
-	pinned bool
-	// holderDown: of a pinned request, the status of a candidate that
-	// failed otherwise than with a 404 (502: no answer), 0 if none did.
-	holderDown int
-	backend    *backendRoute // the backend whose answer goes to the client
-	// storedID is the id under which backend stored the answer (Responses
-	// with store), for the shared map; "" if none.
-	storedID string
-	// charged is the tokens the key's fair-queue finish tag was charged when
-	// the request took its first slot (chargedPrompt, its prompt's
-	// estimate, and the key's usual rest), settled against its usage at
-	// the end; 0: none yet.
-	charged, chargedPrompt int64
-	// priorTokens is, for a follow-up of a stored response, the tokens of
-	// the conversation it continues (the shared map's); 0 if unknown.
-	priorTokens int64
-
-	// The upstream exchange.
-	cancel   context.CancelCauseFunc // ends the upstream request
-	upCtx    context.Context
-	total    *time.Timer
-	deadline time.Time   // when total fires: a relay's writes to the client end then too
-	idle     *time.Timer // streams only: silence before the headers counts too
-	idleFor  time.Duration
-	acancel  context.CancelCauseFunc // the attempt's own context, if it has one
-	slotOf   *modelRoute             // the model whose slot on backend the request holds; nil: none
-	res      *http.Response
-	prefix   []byte // a stream's first bytes, read before committing to its backend; a large answer's
-	large    bool   // a whole answer past wholeAnswerMax: relayed as it arrives
-	// firstTokenArmed: this attempt runs under first_token_deadline (one
-	// retry at most: it is disarmed once it fired).
-	firstTokenArmed bool
-	trace           *tracing.Request // its span; nil: tracing off
-}
-
-// stores reports whether the backend keeps this request's answer for
-// follow-ups (the Responses API, store not false): only those ids go in the
-// shared map, so that answers nobody can follow up (store: false) do not
-// push other clients' ids out of it (issue 30, item 8).
-func (x *exchange) stores() bool { return x.api.stored && x.scan.Store }
-
-// bodyState is how much of a request's body the gateway has read, which
-// decides how a refusal goes out (reject).
-type bodyState uint8
-
-const (
-	bodyUnread bodyState = iota // not a byte read: drained if small, else the connection closes
-	bodyCut                     // read in part (too large, too slow): the connection closes
-	bodyRead                    // read whole: the connection is kept
-)
-
-// end releases what the request held and writes its usage line.
-func (g *Gateway) end(x *exchange) {
-	if x.res != nil {
-		x.res.Body.Close()
-	}
-	if x.slotOf != nil {
-		g.queues.releaseSlot(x.slotOf, x.backend)
-		x.slotOf = nil // a slot is given back once, whatever calls end again
-	}
-	x.releaseBlocks()
-	if x.acancel != nil {
-		x.acancel(nil)
-	}
-	if x.idle != nil {
-		x.idle.Stop()
-	}
-	if x.total != nil {
-		x.total.Stop()
-	}
-	if x.cancel != nil {
-		x.cancel(nil)
-	}
-	if x.backend != nil && !x.api.byID && !x.api.unbilled {
-		x.rec.countUsage(x.promptEstimate())
-	}
-	if x.storedID != "" {
-		// Where the response is held, and how long its conversation is: a
-		// follow-up reserves that much (limitTokens).
-		g.remember(x.storedID, x.backend, x.rec.usage.Total)
-	}
-	if x.adm != nil {
-		x.adm.release(x.rec.usage.Total, x.rec.usage.Found)
-	}
-	if x.charged > 0 && x.rec.usage.Found {
-		settleService(x.key.fair, x.chargedPrompt, x.charged, x.rec.usage.Total)
-	}
-	if x.held != nil {
-		x.held.release()
-	}
-	if x.routes != nil {
-		x.routes.refs.Add(-1)
-	}
-	if x.trace != nil {
-		g.endTrace(x, time.Now())
-	}
-	g.finish(&x.rec)
-}
-
-// reject answers the request with e, the one way every phase's failure
-// goes out: in the API's error shape, with e's Retry-After, and as the
-// body's state allows — a body not read yet is drained or left unread
-// (refuseUnread), one read in part closes the connection (refuse). A
-// client that left gets nothing, only its usage line (499).
-func (g *Gateway) reject(c *app.RequestContext, x *exchange, e *apiError) {
-	rec := &x.rec
-	if e.status == statusClientClosed {
-		rec.failed(e)
-		return
-	}
-	if e.retryAfter != "" {
-		c.Response.Header.Set("Retry-After", e.retryAfter)
-	}
-	switch x.body {
-	case bodyUnread:
-		g.refuseUnread(c, rec, e, x.api.errors)
-	case bodyCut:
-		g.refuse(c, rec, e, x.api.errors)
-	default:
-		g.fail(c, rec, e, x.api.errors)
-	}
-}
-
 // 1. auth: the client's key.
 func (g *Gateway) authenticate(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
 	token, sent := x.api.clientKey(c)
@@ -290,22 +133,22 @@ func (g *Gateway) authenticate(_ context.Context, c *app.RequestContext, x *exch
 	if key == nil {
 		return errUnauthorized(x.api, sent)
 	}
-	x.key, x.rec.key = key, key.name
+	x.req.key, x.rec.Key = key, key.name
 	return nil
 }
 
 // 2. key limits: max_concurrent and requests_per_minute need nothing of
 // the body, so a key over them is refused before its upload is read.
 func (g *Gateway) limitKey(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	adm, e := g.admitKey(c, x.key)
-	x.adm = adm
+	adm, e := g.admitKey(c, x.req.key)
+	x.req.adm = adm
 	return e
 }
 
 // 3. body: read whole, bounded, and kept for retries until the answer
 // starts flowing to the client (held counts it for as long as it is kept).
 func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	maxBody := g.maxBody.Load()
+	maxBody := g.bodies.max.Load()
 	if expectRefused(c) && int64(c.Request.Header.ContentLength()) <= maxBody {
 		// 100-continue was refused (MayContinue) to a key a reload added
 		// since: the body was never asked for. (One over max_body is
@@ -314,7 +157,7 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		return errInvalid(http.StatusExpectationFailed, "expectation_failed",
 			"The gateway did not invite this request's body (Expect: 100-continue). Send it again.")
 	}
-	body, held, e := g.readBody(c, maxBody)
+	body, held, e := g.bodies.readBody(c, maxBody)
 	switch e {
 	case errBodyTooLarge:
 		x.body = bodyCut
@@ -324,7 +167,7 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		x.body = bodyCut
 		return e
 	}
-	x.body, x.held = bodyRead, held
+	x.body, x.req.held = bodyRead, held
 	if e != nil {
 		return e
 	}
@@ -334,14 +177,14 @@ func (g *Gateway) readRequest(_ context.Context, c *app.RequestContext, x *excha
 		// request ends (for a stream, minutes from now).
 		c.Request.ResetBody()
 	}
-	x.payload = body
-	x.rec.bytesIn = int64(len(body))
+	x.req.payload = body
+	x.rec.BytesIn = int64(len(body))
 	return nil
 }
 
 // 4. scan: the fields the gateway acts on, read as the backend will.
 func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	scan, e := scanBody(x.payload, x.api.fields)
+	scan, e := scanBody(x.req.payload, x.api.fields)
 	if e != nil {
 		return e
 	}
@@ -350,28 +193,28 @@ func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *excha
 			return e
 		}
 	}
-	x.scan = scan
-	x.rec.model = clip(scan.ModelName) // a model that does not exist is the client's string
+	x.req.scan = scan
+	x.rec.Model = clip(scan.ModelName) // a model that does not exist is the client's string
 	return nil
 }
 
 // 5. route: the model, and the key's right to it.
 func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	name := x.scan.ModelName
+	name := x.req.scan.ModelName
 	m := x.routes.models[name]
 	if m == nil {
 		return errInvalid(http.StatusNotFound, "model_not_found",
 			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name))
 	}
-	if !x.key.allows(m.name) {
+	if !x.req.key.allows(m.name) {
 		return errInvalid(http.StatusForbidden, "model_not_allowed",
 			fmt.Sprintf("Your API key may not use the model `%s`.", m.name))
 	}
 	if !m.serves(x.api) {
 		return errInvalid(http.StatusNotFound, "endpoint_not_served",
-			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.path)))
+			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.Path)))
 	}
-	x.model = m
+	x.req.model = m
 	return nil
 }
 
@@ -379,95 +222,95 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 // follow-up, the size of the conversation it continues, which its prompt's
 // estimate counts).
 func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+	if id := x.req.scan.PreviousResponseID; x.api.stored && id != "" {
 		// A follow-up: the backend prepends the conversation it continues.
 		if _, tokens, ok := g.recalled(id); ok {
-			x.priorTokens = tokens
+			x.req.priorTokens = tokens
 		}
 	}
 	if x.api.unbilled {
 		return nil
 	}
-	return g.admitTokens(c, x.adm, x.model, &x.scan, x.promptTokens(), x.api.generates())
+	return g.admitTokens(c, x.req.adm, x.req.model, &x.req.scan, x.promptTokens(), x.api.generates())
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between
 // the body's own bytes: nothing is copied.
 func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	rec, m, body, scan := &x.rec, x.model, x.payload, &x.scan
-	rec.messages, rec.promptBytes = scan.Messages, scan.PromptBytes
-	rec.streamAsked, rec.upstreamModel = scan.Stream, m.name
-	if m.upstreamModel != "" {
-		rec.upstreamModel = m.upstreamModel
+	rec, m, body, scan := &x.rec, x.req.model, x.req.payload, &x.req.scan
+	rec.Messages, rec.PromptBytes = scan.Messages, scan.PromptBytes
+	rec.StreamAsked, rec.UpstreamModel = scan.Stream, m.name
+	if m.rewrite.upstreamModel != "" {
+		rec.UpstreamModel = m.rewrite.upstreamModel
 	}
 	if u := scan.User; u.Len() > 0 && u.Len() <= 256 {
-		rec.userRaw = string(body[u.Start:u.End])
+		rec.UserRaw = string(body[u.Start:u.End])
 	}
 	// A stream whose client did not ask for usage gets include_usage anyway
 	// so the tokens can be counted; the usage-only event is then kept from
 	// the client, which sees exactly what it asked for.
 	// The cache_salt of the key's group (cachegroup.go), mixed with the
 	// client's own if it sent one; it seeds placement too (pickBackends).
-	x.salt = x.key.cacheSalt
+	x.req.salt = x.req.key.cacheSalt
 	if cs := scan.CacheSalt; cs.Len() > 0 {
 		client, _ := reqscan.DecodeString(string(body[cs.Start+1 : cs.End-1]))
-		x.salt = requestSalt(x.salt, client)
+		x.req.salt = requestSalt(x.req.salt, client)
 	}
-	w := reqscan.Rewrites{UpstreamModel: m.upstreamModel}
-	if m.sendCacheSalt {
-		w.CacheSalt = x.salt
+	w := reqscan.Rewrites{UpstreamModel: m.rewrite.upstreamModel}
+	if m.rewrite.sendCacheSalt {
+		w.CacheSalt = x.req.salt
 	}
-	x.pieces, rec.usageInjected = reqscan.RewritePieces(body, scan, w)
+	x.req.pieces, rec.UsageInjected = reqscan.RewritePieces(body, scan, w)
 	return nil
 }
 
 // 8. backend: the candidates in order of preference. The affinity key is
 // read from the body as the client sent it.
 func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
-	m := x.model
+	m := x.req.model
 	// Both seeded with the request's cache group (cachegroup.go): a prompt
 	// is placed by what its own group sent, never by another's.
-	seed := saltSeed(x.salt)
-	akey, hasKey := m.affinityKey(x.payload, &x.scan)
+	seed := saltSeed(x.req.salt)
+	akey, hasKey := m.affinityKey(x.req.payload, &x.req.scan)
 	if hasKey {
 		akey ^= seed
 	}
-	x.rec.affinityKey = akey
+	x.rec.AffinityKey = akey
 	// Blocks are recorded for every request of a prefix model (the index
 	// then knows what each backend was sent), but a request with "user"
 	// is placed by its user alone.
-	x.blocks = m.prefixBlocks(x.payload, &x.scan, seed)
+	x.place.blocks = m.prefixBlocks(x.req.payload, &x.req.scan, seed)
 	// A conversation (a request of a prefix model placed by its key, not
 	// by "user") is remembered where each of its turns goes, from its
 	// first, however short (the recall table; notePrefix).
-	if hasKey && m.prefixMax > 0 && x.scan.User.Len() == 0 {
-		x.conv = affinity.ConversationEntry(akey)
+	if hasKey && m.place.prefixMax > 0 && x.req.scan.User.Len() == 0 {
+		x.place.conv = affinity.ConversationEntry(akey)
 	}
 	var q *prefixQuery
-	if x.blocks != nil {
-		x.rec.prefixBlocks = len(*x.blocks)
-		if x.scan.User.Len() == 0 {
-			q = &prefixQuery{blocks: *x.blocks, conv: x.conv}
-			q.shared, q.history = m.conversationShape(x.payload, &x.scan, len(q.blocks))
+	if x.place.blocks != nil {
+		x.rec.PrefixBlocks = len(*x.place.blocks)
+		if x.req.scan.User.Len() == 0 {
+			q = &prefixQuery{blocks: *x.place.blocks, conv: x.place.conv}
+			q.shared, q.history = m.conversationShape(x.req.payload, &x.req.scan, len(q.blocks))
 		}
 	}
-	x.candidates = m.candidates(akey, hasKey, q, x.stack[:0])
+	x.place.candidates = m.candidates(akey, hasKey, q, x.place.stack[:0])
 	if q != nil {
-		x.rec.prefixMatched = q.matched
+		x.rec.PrefixMatched = q.matched
 	}
-	if len(x.candidates) == 0 {
+	if len(x.place.candidates) == 0 {
 		e := errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend of model `%s` is healthy right now.", m.name))
 		if wait, ok := m.keysRest(g.region.Now()); ok {
 			// Out because its provider keys rest after 429s: say when one
 			// may be used again, as the provider said.
-			e.retryAfter = retryAfterSecs(int64(wait))
+			e.retryAfter = admission.RetryAfterSecs(int64(wait))
 		}
 		return e
 	}
-	if id := x.scan.PreviousResponseID; x.api.stored && id != "" {
+	if id := x.req.scan.PreviousResponseID; x.api.stored && id != "" {
 		g.holderFirst(id, x, m.lists)
-		x.pinned = true
+		x.place.pinned = true
 	}
 	return nil
 }
@@ -475,17 +318,17 @@ func (g *Gateway) pickBackends(_ context.Context, _ *app.RequestContext, x *exch
 // 11. respond: the answer's head, and a whole answer's body. A stream, or
 // an answer too large to hold, is relayed by serve (relay true).
 func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *apiError) {
-	rec, res := &x.rec, x.res
+	rec, res := &x.rec, x.up.res
 	// From here the response flows to the client and no retry can need the
 	// request body: let it go (for a stream, minutes before the end).
-	x.payload, x.pieces = nil, nil
-	x.held.release()
+	x.req.payload, x.req.pieces = nil, nil
+	x.req.held.release()
 	x.releaseBlocks()
 
-	rec.status = res.StatusCode
+	rec.Status = res.StatusCode
 	c.Response.SetStatusCode(res.StatusCode)
 	copyResponseHeaders(c, res.Header)
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	stream := isEventStream(res)
 	// Copied: the backend's header map (~0.5 KiB with its values) is not
 	// read again, and a stream would keep it for its whole life.
@@ -497,7 +340,7 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	var err error
 	switch n := res.ContentLength; {
 	case n > wholeAnswerMax:
-		x.large = true // not read here at all
+		x.up.large = true // not read here at all
 		return true, nil
 	case n > 0: // read into one buffer of its size (ReadFull's last read sees the end: the connection goes back to its pool)
 		data = make([]byte, n)
@@ -505,118 +348,28 @@ func (g *Gateway) respond(c *app.RequestContext, x *exchange) (relay bool, _ *ap
 	default: // no length given (or 0: read to see its end): read up to the bound
 		data, err = io.ReadAll(io.LimitReader(res.Body, wholeAnswerMax+1))
 		if err == nil && len(data) > wholeAnswerMax {
-			x.prefix, x.large = data, true
+			x.up.prefix, x.up.large = data, true
 			return true, nil
 		}
 	}
 	if err != nil {
 		// Headers have not left yet: the client can still get a clean error.
 		c.Response.Header.Reset()
-		if to := timedOut(x.upCtx); to != nil {
-			return false, errTimeout(x.model, to)
+		if to := timedOut(x.up.upCtx); to != nil {
+			return false, errTimeout(x.req.model, to)
 		}
 		return false, errUpstream(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the connection before the response was complete.")
 	}
 	c.Response.SetBodyRaw(data)
-	rec.bytesOut = int64(len(data))
+	rec.BytesOut = int64(len(data))
 	switch {
 	case !x.api.byID: // a stored response fetched again is not billed again
 		if id := x.api.readAnswer(rec, data); x.stores() {
-			x.storedID = id // remembered by end, with its usage
+			x.place.storedID = id // remembered by end, with its usage
 		}
 	case methodOf(c) == http.MethodDelete && res.StatusCode/100 == 2:
 		g.region.Forget(storedKey(c.Param("id"))) // deleted: nothing to route to
 	}
 	return false, nil
-}
-
-// scanBody validates the body as JSON in one pass and finds its fields.
-func scanBody(body []byte, fields reqscan.Fields) (reqscan.Request, *apiError) {
-	r, err := reqscan.ScanWith(body, fields)
-	if err != nil {
-		return r, scanError(err)
-	}
-	if r.Model.Len() == 0 || r.ModelName == "" {
-		return r, errInvalid(http.StatusBadRequest, "missing_model",
-			"You must provide a model parameter (a string).")
-	}
-	return r, nil
-}
-
-// scanError is the client's error for a body reqscan refused.
-func scanError(err error) *apiError {
-	var fe *reqscan.FieldError // declared here: on the heap only for a refused body
-	if errors.As(err, &fe) {
-		// Valid JSON the backend could read differently (a duplicated or
-		// escaped key, a value it would coerce): acting on it would let
-		// the key's authorisation, limits or billing apply to another
-		// value than the one served.
-		e := errInvalid(http.StatusBadRequest, "invalid_field",
-			fmt.Sprintf("The request body's `%s` cannot be read unambiguously: %v.", fe.Field, err))
-		e.param = fe.Field
-		return e
-	}
-	return errInvalid(http.StatusBadRequest, "invalid_json",
-		fmt.Sprintf("The request body is not valid JSON: %v.", err))
-}
-
-// refuseUnservable refuses the Responses requests the gateway cannot serve
-// safely. A request_id makes the backend store the response under an id
-// the client chose, which could collide with another client's (and route
-// that client's follow-ups here). A background response runs after its
-// answer, outside the gateway's slots, limits and billing.
-func refuseUnservable(r *reqscan.Request) *apiError {
-	field, why := "", ""
-	switch {
-	case r.RequestID.Len() > 0:
-		field, why = "request_id", "the response's id is the backend's to choose"
-	case r.Background:
-		field, why = "background", "a background response would run outside the gateway's slots, limits and billing"
-	default:
-		return nil
-	}
-	e := errInvalid(http.StatusBadRequest, "unsupported_field",
-		fmt.Sprintf("The gateway does not serve requests with `%s`: %s.", field, why))
-	e.param = field
-	return e
-}
-
-// maxLoggedField bounds the copy a record keeps of a client-chosen string
-// (path, User-Agent, an unknown model's name; "user" is kept only up to
-// 256 bytes): no more than the largest budget of a usage line, which clips
-// each string after escaping (usage.go) so that a line fits one write(2)
-// to a pipe whatever a client sends.
-const maxLoggedField = logPathMax
-
-// clip returns s as a string of at most maxLoggedField bytes.
-func clip[T ~string | ~[]byte](s T) string {
-	return string(s[:min(len(s), maxLoggedField)])
-}
-
-// beginRecord starts the usage record of a request; ctx is the
-// connection's (its client address is formatted once per connection).
-func (g *Gateway) beginRecord(ctx context.Context, c *app.RequestContext) *usageRecord {
-	rec := new(usageRecord)
-	g.startRecord(ctx, rec, c)
-	return rec
-}
-
-// startRecord starts the usage record rec (a new one: see beginRecord).
-func (g *Gateway) startRecord(ctx context.Context, rec *usageRecord, c *app.RequestContext) {
-	*rec = usageRecord{start: time.Now(), requestID: g.nextRequestID(), path: clip(c.Path()),
-		userAgent: clip(c.Request.Header.UserAgent())}
-	rec.tried = rec.triedFirst[:0]
-	if conn, _ := ctx.Value(ConnKey{}).(Conn); conn != nil && conn.ClientAddr() != "" {
-		rec.clientAddr = conn.ClientAddr()
-	} else {
-		rec.clientAddr = c.RemoteAddr().String()
-	}
-}
-
-// finish writes the usage line.
-func (g *Gateway) finish(rec *usageRecord) {
-	now := time.Now()
-	g.meter.record(g.routes.Load(), rec, now)
-	g.usage.write(rec, now)
 }

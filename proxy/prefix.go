@@ -33,18 +33,18 @@ var blockBufs = sync.Pool{New: func() any {
 // mixed with group (its cache group's saltSeed; 0: none), so equal prompts
 // of two groups share no block.
 func (m *modelRoute) prefixBlocks(body []byte, r *reqscan.Request, group uint64) *[]uint64 {
-	if m.prefixMax == 0 {
+	if m.place.prefixMax == 0 {
 		return nil
 	}
 	head := r.Instructions
 	if head.Len() == 0 {
 		head = r.System
 	}
-	if head.Len()+r.Prompt.Len() < m.prefixBlock {
+	if head.Len()+r.Prompt.Len() < m.place.prefixBlock {
 		return nil
 	}
 	buf := blockBufs.Get().(*[]uint64)
-	*buf = affinity.AppendBlocks((*buf)[:0], m.prefixSeed^group, body[head.Start:head.End], body[r.Prompt.Start:r.Prompt.End], m.prefixBlock, m.prefixMax)
+	*buf = affinity.AppendBlocks((*buf)[:0], m.place.prefixSeed^group, body[head.Start:head.End], body[r.Prompt.Start:r.Prompt.End], m.place.prefixBlock, m.place.prefixMax)
 	if len(*buf) == 0 {
 		blockBufs.Put(buf)
 		return nil
@@ -64,10 +64,10 @@ func (m *modelRoute) conversationShape(body []byte, r *reqscan.Request, n int) (
 	if head.Len() == 0 {
 		head = r.System
 	}
-	shared = (head.Len() + m.prefixBlock - 1) / m.prefixBlock
+	shared = (head.Len() + m.place.prefixBlock - 1) / m.place.prefixBlock
 	p, u := r.Prompt, r.FirstUser
 	if u.Len() > 0 && u.Start >= p.Start && u.Start <= p.End {
-		shared += (u.Start - p.Start) / m.prefixBlock
+		shared += (u.Start - p.Start) / m.place.prefixBlock
 	}
 	if c := r.Conversation; c.Len() > 0 && c.Start >= p.Start && c.End <= p.End {
 		rest := bytes.TrimLeft(body[c.End:p.End], " \t\r\n")
@@ -80,19 +80,19 @@ func (m *modelRoute) conversationShape(body []byte, r *reqscan.Request, n int) (
 // recall table that b is where x's conversation is now (a move writes
 // over its old backend: the next turn follows it).
 func (g *Gateway) notePrefix(x *exchange, b *backendRoute) {
-	if x.conv != 0 {
-		g.region.Remember(x.conv, storedValue(b.urlHash, 0))
+	if x.place.conv != 0 {
+		g.region.Remember(x.place.conv, storedValue(b.urlHash, 0))
 	}
-	if x.blocks != nil {
-		g.region.NotePrefix(b.urlHash, *x.blocks)
-		x.model.noteSent(b, len(*x.blocks))
+	if x.place.blocks != nil {
+		g.region.NotePrefix(b.urlHash, *x.place.blocks)
+		x.req.model.noteSent(b, len(*x.place.blocks))
 	}
 }
 
 // releaseBlocks gives x's block buffer back: no attempt will follow.
 func (x *exchange) releaseBlocks() {
-	if x.blocks != nil {
-		blockBufs.Put(x.blocks)
-		x.blocks = nil
+	if x.place.blocks != nil {
+		blockBufs.Put(x.place.blocks)
+		x.place.blocks = nil
 	}
 }

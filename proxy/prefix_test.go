@@ -67,7 +67,7 @@ func chat(msgs ...string) string {
 // a match every backend has alike, leave the ranking deciding.
 func TestCandidatesPrefixIndex(t *testing.T) {
 	m := prefixModel(t, 3)
-	region := m.queue.q.region
+	region := m.region
 	doc := strings.Repeat("a shared document. ", 1000) // ~19 KB
 	// Cold: the ranking of the key decides.
 	const key = 42
@@ -122,7 +122,7 @@ func TestCandidatesPrefixIndex(t *testing.T) {
 // then recorded as holding the prefix too.
 func TestCandidatesPrefixSpills(t *testing.T) {
 	m := prefixModel(t, 3)
-	region := m.queue.q.region
+	region := m.region
 	blocks := blocksOf(t, m, chat(strings.Repeat("hot prefix ", 500)))
 	hot := m.backends[1]
 	region.NotePrefix(hot.urlHash, blocks)
@@ -214,15 +214,15 @@ func BenchmarkPrefixIndex(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			region := m.queue.q.region
+			region := m.region
 			warm := m.prefixBlocks(body, &r, 0)
 			region.NotePrefix(m.backends[2].urlHash, *warm)
 			var stack [16]*backendRoute
 			b.ReportAllocs()
 			for b.Loop() {
-				x := exchange{blocks: m.prefixBlocks(body, &r, 0)}
-				c := m.candidates(7, true, &prefixQuery{blocks: *x.blocks}, stack[:0])
-				region.NotePrefix(c[0].urlHash, *x.blocks)
+				x := exchange{place: placement{blocks: m.prefixBlocks(body, &r, 0)}}
+				c := m.candidates(7, true, &prefixQuery{blocks: *x.place.blocks}, stack[:0])
+				region.NotePrefix(c[0].urlHash, *x.place.blocks)
 				x.releaseBlocks()
 			}
 		})
@@ -247,11 +247,11 @@ func sendTurn(t *testing.T, g *Gateway, m *modelRoute, salt, body string) *excha
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &exchange{api: apis[0], model: m, payload: []byte(body), scan: scan, salt: salt}
+	x := &exchange{api: apis[0], req: admitted{model: m, payload: []byte(body), scan: scan, salt: salt}}
 	if e := g.pickBackends(context.Background(), nil, x); e != nil {
 		t.Fatal(e)
 	}
-	g.notePrefix(x, x.candidates[0])
+	g.notePrefix(x, x.place.candidates[0])
 	x.releaseBlocks()
 	return x
 }
@@ -290,14 +290,14 @@ func keyHome(t *testing.T, m *modelRoute, salt, body string) *backendRoute {
 // flight of 1, far from busy), so its turns were cut over two caches.
 func TestConversationStaysOnItsBackend(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60) // ~2.5 KB, shared
 	for c := 0; c < 20; c++ {
 		// The key's own backend is busy (4 of 8) and past the bound when
 		// the conversation starts: it starts elsewhere.
 		own := keyHome(t, m, "", conversation(system, c, 1))
 		own.cell.Add(0, 4)
-		home := sendTurn(t, g, m, "", conversation(system, c, 1)).candidates[0]
+		home := sendTurn(t, g, m, "", conversation(system, c, 1)).place.candidates[0]
 		own.cell.Add(0, -4)
 		if home == own {
 			t.Fatalf("conversation %d started on its key's backend while that was busy", c)
@@ -307,7 +307,7 @@ func TestConversationStaysOnItsBackend(t *testing.T) {
 		// conversation stays there.
 		home.cell.Add(0, 1)
 		for turn := 2; turn <= 4; turn++ {
-			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).candidates[0]; b != home {
+			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).place.candidates[0]; b != home {
 				t.Fatalf("conversation %d: turn 1 on %s, turn %d on %s (its key's: %s)", c, home.url, turn, b.url, own.url)
 			}
 		}
@@ -320,21 +320,21 @@ func TestConversationStaysOnItsBackend(t *testing.T) {
 // the first is idle again, rather than going back and forth.
 func TestConversationMovesWhole(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60)
 	for c := 0; c < 20; c++ {
-		first := sendTurn(t, g, m, "", conversation(system, c, 1)).candidates[0]
-		if b := sendTurn(t, g, m, "", conversation(system, c, 2)).candidates[0]; b != first {
+		first := sendTurn(t, g, m, "", conversation(system, c, 1)).place.candidates[0]
+		if b := sendTurn(t, g, m, "", conversation(system, c, 2)).place.candidates[0]; b != first {
 			t.Fatalf("conversation %d: turn 1 on %s, turn 2 on %s", c, first.url, b.url)
 		}
 		first.cell.Add(0, 4) // busy, past the bound
-		moved := sendTurn(t, g, m, "", conversation(system, c, 3)).candidates[0]
+		moved := sendTurn(t, g, m, "", conversation(system, c, 3)).place.candidates[0]
 		first.cell.Add(0, -4)
 		if moved == first {
 			t.Fatalf("conversation %d stayed on a busy backend past the bound", c)
 		}
 		for turn := 4; turn <= 6; turn++ {
-			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).candidates[0]; b != moved {
+			if b := sendTurn(t, g, m, "", conversation(system, c, turn)).place.candidates[0]; b != moved {
 				t.Fatalf("conversation %d moved to %s at turn 3, went to %s at turn %d", c, moved.url, b.url, turn)
 			}
 		}
@@ -347,7 +347,7 @@ func TestConversationMovesWhole(t *testing.T) {
 // nothing and have another entry in the recall table.
 func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	m := prefixModel(t, 3)
-	g := &Gateway{region: m.queue.q.region}
+	g := &Gateway{region: m.region}
 	system := strings.Repeat("You are the assistant of an example app. ", 60)
 	// Every backend was sent the system prompt (as soon as requests
 	// overlap: one at a time, the first backend it was sent to draws
@@ -356,14 +356,14 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	scan, _ := reqscan.Scan([]byte(warm))
 	blocks := m.prefixBlocks([]byte(warm), &scan, saltSeed("group-a"))
 	for _, b := range m.backends {
-		m.queue.q.region.NotePrefix(b.urlHash, *blocks)
+		m.region.NotePrefix(b.urlHash, *blocks)
 	}
 	per := map[*backendRoute]int{}
 	for c := 0; c < 60; c++ {
-		b := sendTurn(t, g, m, "group-a", conversation(system, c, 1)).candidates[0]
+		b := sendTurn(t, g, m, "group-a", conversation(system, c, 1)).place.candidates[0]
 		per[b]++
 		for turn := 2; turn <= 3; turn++ {
-			if sendTurn(t, g, m, "group-a", conversation(system, c, turn)).candidates[0] != b {
+			if sendTurn(t, g, m, "group-a", conversation(system, c, turn)).place.candidates[0] != b {
 				t.Fatalf("conversation %d left its backend", c)
 			}
 		}
@@ -376,10 +376,10 @@ func TestConversationsStartBalancedPerGroup(t *testing.T) {
 	}
 	a := sendTurn(t, g, m, "group-a", conversation(system, 7, 4))
 	b := sendTurn(t, g, m, "group-b", conversation(system, 7, 4))
-	if a.conv == 0 || b.conv == 0 || a.conv == b.conv {
-		t.Fatalf("conversation entries %x and %x for two cache groups", a.conv, b.conv)
+	if a.place.conv == 0 || b.place.conv == 0 || a.place.conv == b.place.conv {
+		t.Fatalf("conversation entries %x and %x for two cache groups", a.place.conv, b.place.conv)
 	}
-	if a.rec.prefixMatched == 0 || b.rec.prefixMatched != 0 {
-		t.Fatalf("prefix matched: %d blocks in the group that sent them, %d in another", a.rec.prefixMatched, b.rec.prefixMatched)
+	if a.rec.PrefixMatched == 0 || b.rec.PrefixMatched != 0 {
+		t.Fatalf("prefix matched: %d blocks in the group that sent them, %d in another", a.rec.PrefixMatched, b.rec.PrefixMatched)
 	}
 }

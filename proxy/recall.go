@@ -65,17 +65,17 @@ func (g *Gateway) recalled(id string) (holder uint64, tokens int64, ok bool) {
 }
 
 // holderFirst moves the candidate the shared map names as the holder of
-// id to the front of x.candidates (and its owner with it, when x.owners is
+// id to the front of x.place.candidates (and its owner with it, when x.place.owners is
 // not nil), leaving the others in their order. A holder that listed says
 // is configured but that is not a candidate — out of rotation now — may
 // hold the response all the same: the others' 404 must then not be the
-// client's answer (x.holderDown; classify).
+// client's answer (x.place.holderDown; classify).
 func (g *Gateway) holderFirst(id string, x *exchange, listed func(holder uint64) bool) {
 	h, _, ok := g.recalled(id)
 	if !ok {
 		return
 	}
-	cands, owners := x.candidates, x.owners
+	cands, owners := x.place.candidates, x.place.owners
 	for i, b := range cands {
 		if b.urlHash == h {
 			copy(cands[1:i+1], cands[:i])
@@ -89,7 +89,7 @@ func (g *Gateway) holderFirst(id string, x *exchange, listed func(holder uint64)
 		}
 	}
 	if listed(h) {
-		x.holderDown = http.StatusServiceUnavailable
+		x.place.holderDown = http.StatusServiceUnavailable
 	}
 }
 
@@ -113,7 +113,7 @@ func (g *Gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 	now := time.Now()
 	eligible := false
 	for _, m := range x.routes.order {
-		if !x.key.allows(m.name) || !m.serves(x.api) {
+		if !x.req.key.allows(m.name) || !m.serves(x.api) {
 			continue
 		}
 		eligible = true
@@ -121,8 +121,8 @@ func (g *Gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 			listed[b.urlHash] = true
 			if !seen[b.urlHash] && b.healthy(now) {
 				seen[b.urlHash] = true
-				x.candidates = append(x.candidates, b)
-				x.owners = append(x.owners, m)
+				x.place.candidates = append(x.place.candidates, b)
+				x.place.owners = append(x.place.owners, m)
 			}
 		}
 	}
@@ -135,15 +135,15 @@ func (g *Gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 		e.param = "response_id"
 		return e
 	}
-	if len(x.candidates) == 0 {
+	if len(x.place.candidates) == 0 {
 		return errServer(http.StatusServiceUnavailable, "no_healthy_backend",
 			fmt.Sprintf("No backend that could hold response `%s` is healthy right now.", clip(id)))
 	}
 	g.holderFirst(id, x, func(h uint64) bool { return listed[h] })
-	x.model, x.pinned = x.owners[0], true
-	x.pieces = [][]byte{x.payload}
-	if len(x.payload) == 0 {
-		x.pieces = nil
+	x.req.model, x.place.pinned = x.place.owners[0], true
+	x.req.pieces = [][]byte{x.req.payload}
+	if len(x.req.payload) == 0 {
+		x.req.pieces = nil
 	}
 	return nil
 }

@@ -43,10 +43,10 @@ func TestHolderFirst(t *testing.T) {
 		case tc.holder != nil:
 			g.remember(id, tc.holder, 0)
 		}
-		x := &exchange{candidates: []*backendRoute{bs[1], bs[2]}} // a is out of rotation
+		x := &exchange{place: placement{candidates: []*backendRoute{bs[1], bs[2]}}} // a is out of rotation
 		g.holderFirst(id, x, m.lists)
-		if x.candidates[0] != tc.first || x.holderDown != tc.holderDown {
-			t.Errorf("holder %v: first %s, holderDown %d; want %s, %d", tc.holder, x.candidates[0].url, x.holderDown, tc.first.url, tc.holderDown)
+		if x.place.candidates[0] != tc.first || x.place.holderDown != tc.holderDown {
+			t.Errorf("holder %v: first %s, holderDown %d; want %s, %d", tc.holder, x.place.candidates[0].url, x.place.holderDown, tc.first.url, tc.holderDown)
 		}
 	}
 }
@@ -69,7 +69,7 @@ func TestRememberStoredOnly(t *testing.T) {
 		store  bool
 		stores bool
 	}{{responses, true, true}, {responses, false, false}, {apiSpec{}, true, false}} {
-		x := &exchange{api: &tc.api, scan: reqscan.Request{Store: tc.store}}
+		x := &exchange{api: &tc.api, req: admitted{scan: reqscan.Request{Store: tc.store}}}
 		if x.stores() != tc.stores {
 			t.Errorf("stored API %v, store %v: stores() %v", tc.api.stored, tc.store, x.stores())
 		}

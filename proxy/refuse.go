@@ -7,6 +7,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 	hnetpoll "github.com/cloudwego/hertz/pkg/network/netpoll"
 	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
+	"github.com/sluice-gw/sluice/proxy/usage"
 )
 
 // Bounds of the lingering close after refusing a body that was not read.
@@ -67,12 +68,12 @@ func (noopWriter) Flush() error                { return nil }
 func (noopWriter) Finalize() error             { return nil }
 
 // fail answers with a gateway error and records it.
-func (g *Gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError, shape errShape) {
-	rec.failed(e)
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+func (g *Gateway) fail(c *app.RequestContext, rec *usage.Record, e *apiError, shape errShape) {
+	rec.Failed(e.status, e.code, e.source)
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	writeError(c, e, shape)
-	rec.status = c.Response.StatusCode() // the shape's (Anthropic's 529 for a full queue)
-	rec.bytesOut = int64(len(c.Response.Body()))
+	rec.Status = c.Response.StatusCode() // the shape's (Anthropic's 529 for a full queue)
+	rec.BytesOut = int64(len(c.Response.Body()))
 }
 
 // refuseUnread answers a request refused before its body was read. A
@@ -81,7 +82,7 @@ func (g *Gateway) fail(c *app.RequestContext, rec *usageRecord, e *apiError, sha
 // so the connection can serve the next request (what nginx does); any
 // other is left unread and the connection closed (refuse), so that a
 // refused client costs no upload.
-func (g *Gateway) refuseUnread(c *app.RequestContext, rec *usageRecord, e *apiError, shape errShape) {
+func (g *Gateway) refuseUnread(c *app.RequestContext, rec *usage.Record, e *apiError, shape errShape) {
 	if expectRefused(c) {
 		// The body was never invited, and may come yet: it must not be
 		// read as this connection's next request.
@@ -128,10 +129,10 @@ const drainMax = 64 << 10
 
 // refuse is fail for a request whose body is left unread: the answer goes
 // out at once and the connection is closed (refuseAndClose).
-func (g *Gateway) refuse(c *app.RequestContext, rec *usageRecord, e *apiError, shape errShape) {
-	rec.failed(e)
-	c.Response.Header.Set("X-Request-Id", rec.requestID)
+func (g *Gateway) refuse(c *app.RequestContext, rec *usage.Record, e *apiError, shape errShape) {
+	rec.Failed(e.status, e.code, e.source)
+	c.Response.Header.Set("X-Request-Id", rec.RequestID)
 	refuseAndClose(c, e, shape)
-	rec.status = c.Response.StatusCode()
-	rec.bytesOut = int64(len(c.Response.Body()))
+	rec.Status = c.Response.StatusCode()
+	rec.BytesOut = int64(len(c.Response.Body()))
 }

@@ -61,8 +61,14 @@ const doneWait = 5 * time.Millisecond
 // A stream that breaks or times out after its headers went out ends with an
 // SSE error event in the API's shape (appendErrorEvent) and a clean end of
 // the chunked body.
+//
+// Long (about 135 lines) on purpose: this loop runs once per event of
+// every open stream, and its state (buffers, the splitter, the idle
+// timer, the usage seen) lives in its locals; split into calls, that state
+// would move to a struct on the heap or through arguments on every event,
+// and the stack of a parked stream would grow (see serve).
 func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, body, idle, idleFor := &x.rec, x.res.Body, x.idle, x.idleFor
+	rec, body, idle, idleFor := &x.rec, x.up.res.Body, x.timers.idle, x.timers.idleFor
 	w := newChunkWriter(c)
 	w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 	waiter, _ := body.(dataWaiter)
@@ -93,29 +99,29 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 				return
 			}
 		}
-		rec.events++
+		rec.Events++
 		if ev.HasContent {
-			rec.generated++
-			if rec.ttft == 0 {
-				rec.ttft = time.Since(rec.start)
+			rec.Generated++
+			if rec.TTFT == 0 {
+				rec.TTFT = time.Since(rec.Start)
 			}
 		}
 		if ev.FinishReason != "" {
-			rec.finishReason = ev.FinishReason
+			rec.FinishReason = ev.FinishReason
 		}
 		if ev.Usage.Found && !x.api.byID {
-			rec.usage.Merge(ev.Usage)
+			rec.Usage.Merge(ev.Usage)
 		}
 		if stored && ev.ResponseID != "" {
 			// Its holder at once (end records its conversation's size).
-			x.storedID = ev.ResponseID
-			g.remember(ev.ResponseID, x.backend, 0)
+			x.place.storedID = ev.ResponseID
+			g.remember(ev.ResponseID, x.place.backend, 0)
 			stored = false // once: its later events repeat the id
 		}
 		if !whole {
 			return // its bytes went out above
 		}
-		if ev.UsageOnly && rec.usageInjected {
+		if ev.UsageOnly && rec.UsageInjected {
 			return
 		}
 		done = done || ev.Done
@@ -160,11 +166,11 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 			// body: one write.
 			out := append(bufs.out, split.Rest()...)
 			if w.WriteLast(out) != nil {
-				rec.status, rec.errCode = statusClientClosed, w.gone()
+				rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
-			rec.bytesOut += int64(len(out))
+			rec.BytesOut += int64(len(out))
 			return
 		}
 		if rerr == nil && done && len(bufs.out) > 0 && waiter != nil && waiter.WaitDataFor(doneWait) {
@@ -173,25 +179,25 @@ func (g *Gateway) relayStream(ctx, upCtx context.Context, c *app.RequestContext,
 		if out := bufs.out; len(out) > 0 {
 			// Write through w, not c.Write: only w reports a client that left.
 			if _, err := w.Write(out); err != nil || w.Flush() != nil {
-				rec.status, rec.errCode = statusClientClosed, w.gone()
+				rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 				bufs = nil // netpoll may still be sending from it: not back to the pool
 				return
 			}
-			rec.bytesOut += int64(len(out))
+			rec.BytesOut += int64(len(out))
 			bufs.out, done = bufs.out[:0], false
 		}
 		if rerr != nil {
 			if ctx.Err() != nil {
-				rec.status, rec.errCode = statusClientClosed, "client_closed"
+				rec.Status, rec.ErrCode = statusClientClosed, "client_closed"
 				return
 			}
 			e := brokenOff(upCtx, "stream", errUpstream(http.StatusBadGateway, "upstream_stream_broken",
 				"The backend stopped the stream before it was complete."))
-			rec.errCode, rec.errSource = e.code, e.source
-			g.log.Warn("stream ended early", "backend", rec.backend, "reason", e.code, "err", rerr)
+			rec.ErrCode, rec.ErrSource = e.code, e.source
+			g.log.Warn("stream ended early", "backend", rec.Backend, "reason", e.code, "err", rerr)
 			ev := appendErrorEvent(nil, e, x.api)
 			if _, err := w.Write(ev); err == nil && w.Flush() == nil {
-				rec.bytesOut += int64(len(ev))
+				rec.BytesOut += int64(len(ev))
 			}
 			return
 		}
@@ -223,8 +229,11 @@ var errAnswerCut = fmt.Errorf("%w: the answer was cut", errs.ErrShortConnection)
 // sent, the client gets a clean error; after that, the body is cut
 // (errAnswerCut). idle, if the client asked for a stream, is reset by every
 // read, as relayStream does.
+//
+// Long (about 80 lines) for relayStream's reason: one loop per read, its
+// state in locals.
 func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, x *exchange, prefix []byte, deadline time.Time) {
-	rec, res, idle, idleFor := &x.rec, x.res, x.idle, x.idleFor
+	rec, res, idle, idleFor := &x.rec, x.up.res, x.timers.idle, x.timers.idleFor
 	var w *chunkWriter // made with the first bytes: until then a clean error can still go out
 	answer := sse.NewAnswerReaderAs(x.api.format)
 	writeFailed := false
@@ -234,12 +243,12 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 			w.bound(c.GetConn(), deadline, time.Duration(g.client.send.Load()))
 		}
 		if _, err := w.Write(p); err != nil {
-			rec.status, rec.errCode = statusClientClosed, w.gone()
+			rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 			w.abort(errAnswerCut)
 			writeFailed = true
 			return false
 		}
-		rec.bytesOut += int64(len(p))
+		rec.BytesOut += int64(len(p))
 		answer.Feed(p)
 		return true
 	}
@@ -271,7 +280,7 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 			continue
 		}
 		if ctx.Err() != nil {
-			rec.status, rec.errCode = statusClientClosed, "client_closed"
+			rec.Status, rec.ErrCode = statusClientClosed, "client_closed"
 			if w != nil {
 				w.abort(errAnswerCut)
 			}
@@ -281,27 +290,27 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		// past wholeAnswerMax.)
 		e := brokenOff(upCtx, "answer", errUpstream(http.StatusBadGateway, "upstream_failed",
 			"The backend closed the connection before the response was complete."))
-		g.log.Warn("large answer ended early", "backend", rec.backend, "reason", e.code, "sent", rec.bytesOut, "err", err)
+		g.log.Warn("large answer ended early", "backend", rec.Backend, "reason", e.code, "sent", rec.BytesOut, "err", err)
 		if w == nil {
 			c.Response.Header.Reset()
 			g.fail(c, rec, e, x.api.errors)
 			return
 		}
-		rec.errCode, rec.errSource = e.code, e.source
+		rec.ErrCode, rec.ErrSource = e.code, e.source
 		w.abort(errAnswerCut)
 		return
 	}
 	if !x.api.byID { // a stored response fetched again is not billed again
-		rec.usage = answer.Usage()
-		rec.finishReason = answer.FinishReason()
+		rec.Usage = answer.Usage()
+		rec.FinishReason = answer.FinishReason()
 		if x.stores() {
-			x.storedID = answer.ResponseID() // remembered by end, with its usage
+			x.place.storedID = answer.ResponseID() // remembered by end, with its usage
 		}
 	}
 	// The end of the body, here under the write deadline rather than by
 	// hertz's Finalize after it.
 	if w.WriteLast(nil) != nil {
-		rec.status, rec.errCode = statusClientClosed, w.gone()
+		rec.Status, rec.ErrCode = statusClientClosed, w.gone()
 		writeFailed = true
 	}
 }

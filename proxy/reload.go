@@ -4,10 +4,22 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/queue"
 )
+
+// routeState is the route table requests run on, and what replaces it.
+type routeState struct {
+	current    atomic.Pointer[routeTable]
+	mu         sync.Mutex    // one reload at a time
+	retired    []*routeTable // tables replaced by a reload, until no request runs on them
+	stopHealth func()        // ends the current table's health checks (checkHealth)
+	reach      Backends      // how each table's backends are reached
+}
 
 // Reload, the pipeline's side. The supervisor validates a new
 // configuration, allocates its cells and sends it to every worker over the
@@ -19,7 +31,7 @@ import (
 // acquireRoutes returns the current route table, counted as in use until
 // the caller releases it with refs.Add(-1).
 func (g *Gateway) acquireRoutes() *routeTable {
-	rt := g.routes.Load()
+	rt := g.routes.current.Load()
 	rt.refs.Add(1)
 	return rt
 }
@@ -29,32 +41,35 @@ func (g *Gateway) acquireRoutes() *routeTable {
 // for backends that stay; new backends are checked before the swap. A
 // generation at or below the running one is already applied: nil.
 func (g *Gateway) Apply(cfg *config.Config, gen int64) error {
-	g.applyMu.Lock()
-	defer g.applyMu.Unlock()
-	old := g.routes.Load()
+	g.routes.mu.Lock()
+	defer g.routes.mu.Unlock()
+	old := g.routes.current.Load()
 	if gen <= old.gen {
 		return nil // already running it (a worker started after the reload)
 	}
-	rt, err := compileRoutes(cfg, g.region, g.queues, g.log)
+	rt, err := compileRoutes(cfg, g.region, g.queues, g.routes.reach, g.log)
 	if err != nil {
 		return err
 	}
 	rt.gen = gen
 	rt.carryHealth(old)
-	stopHealth := checkHealth(rt, g.log)
-	if err := g.usage.retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
+	stopHealth := checkHealth(rt, g.routes.reach, g.log)
+	if err := g.records.usage.Retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
 		stopHealth()
 		return fmt.Errorf("usage_log: %w", err)
 	}
-	g.setBodyLimits(cfg)
+	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
-	g.setTracer(cfg.Tracing, g.slot)
-	g.routes.Store(rt)
-	g.stopHealth()
-	g.stopHealth = stopHealth
+	g.setTracer(cfg.Tracing)
+	g.routes.current.Store(rt)
+	g.routes.stopHealth()
+	g.routes.stopHealth = stopHealth
 	old.retiredAt = time.Now()
-	g.retired = append(g.retired, old)
-	g.queues.prune(rt)
+	g.routes.retired = append(g.routes.retired, old)
+	g.queues.Prune(func(model string, lq *queue.Queue[*backendRoute]) bool {
+		m := rt.models[model]
+		return m != nil && m.queue == lq
+	})
 	return nil
 }
 
@@ -71,19 +86,19 @@ func (g *Gateway) publishGenerations(ctx context.Context) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if g.goroutines != nil {
-			g.goroutines.SetMark(g.col, int64(runtime.NumGoroutine()))
+		if g.marks.goroutines != nil {
+			g.marks.goroutines.SetMark(g.col, int64(runtime.NumGoroutine()))
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		g.applyMu.Lock()
-		current := g.routes.Load()
+		g.routes.mu.Lock()
+		current := g.routes.current.Load()
 		oldest := current.gen
-		kept := g.retired[:0]
-		for _, rt := range g.retired {
+		kept := g.routes.retired[:0]
+		for _, rt := range g.routes.retired {
 			if rt.refs.Load() > 0 || time.Since(rt.retiredAt) < retireGrace {
 				kept = append(kept, rt)
 				oldest = min(oldest, rt.gen)
@@ -91,9 +106,9 @@ func (g *Gateway) publishGenerations(ctx context.Context) {
 				rt.closePools(current)
 			}
 		}
-		clear(g.retired[len(kept):])
-		g.retired = kept
-		g.genCell.SetMark(g.col, oldest)
-		g.applyMu.Unlock()
+		clear(g.routes.retired[len(kept):])
+		g.routes.retired = kept
+		g.marks.generation.SetMark(g.col, oldest)
+		g.routes.mu.Unlock()
 	}
 }

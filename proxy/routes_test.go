@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 )
 
@@ -143,7 +144,7 @@ func mustCompile(t testing.TB, c *config.Config) *routeTable {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	rt, err := compileRoutes(c, r, newQueues(0, r, nil), nil)
+	rt, err := compileRoutes(c, r, queue.NewSet[*backendRoute](0, r, nil), Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func mustCompile(t testing.TB, c *config.Config) *routeTable {
 func allUp(rt *routeTable) {
 	for _, m := range rt.order {
 		for _, b := range m.backends {
-			b.up.Store(true)
+			b.state.up.Store(true)
 		}
 	}
 }
@@ -169,21 +170,21 @@ func TestCandidatesSkipUnhealthy(t *testing.T) {
 	allUp(rt)
 	m := rt.models["m"]
 	home := m.candidates(7, true, nil, nil)[0]
-	home.up.Store(false)
+	home.state.up.Store(false)
 	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("unhealthy home still a candidate: %v", c)
 	}
-	home.up.Store(true)
+	home.state.up.Store(true)
 	home.eject(time.Now())
 	if c := m.candidates(7, true, nil, nil); len(c) != 2 || c[0] == home {
 		t.Fatalf("ejected home still a candidate")
 	}
-	home.ejectedUntil.Store(0)
+	home.state.ejectedUntil.Store(0)
 	if m.candidates(7, true, nil, nil)[0] != home {
 		t.Fatal("home not back")
 	}
 	for _, b := range m.backends {
-		b.up.Store(false)
+		b.state.up.Store(false)
 	}
 	if c := m.candidates(7, true, nil, nil); len(c) != 0 {
 		t.Fatalf("candidates with every backend down: %d", len(c))
@@ -199,12 +200,12 @@ func TestReloadKeepsLocalQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	q := newQueues(0, r, nil)
-	before, err := compileRoutes(cfg, r, q, nil)
+	q := queue.NewSet[*backendRoute](0, r, nil)
+	before, err := compileRoutes(cfg, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := compileRoutes(cfg, r, q, nil)
+	after, err := compileRoutes(cfg, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,22 +258,21 @@ func TestReleaseWakesOtherModelsOfTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	q := newQueues(0, r, nil)
-	rt, err := compileRoutes(c, r, q, nil)
+	q := queue.NewSet[*backendRoute](0, r, nil)
+	rt, err := compileRoutes(c, r, q, Backends{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ma, mb := rt.models["a"], rt.models["b"]
 	// A waiter of b in this worker (column 0): counted and marked.
-	mb.queue.cell.Add(0, 1)
-	mb.queue.cell.SetMark(0, 1)
-	defer mb.queue.cell.Add(0, -1)
+	mb.queue.Cell().Add(0, 1)
+	mb.queue.Cell().SetMark(0, 1)
+	defer mb.queue.Cell().Add(0, -1)
 	a := ma.backends[0]
 	a.cell.Add(0, 1)
-	q.releaseSlot(ma, a)
-	select {
-	case <-q.kick:
-	default:
+	q.TakeWakeUp() // none before
+	(&Gateway{queues: q}).releaseSlot(ma, a)
+	if !q.TakeWakeUp() {
 		t.Fatal("a's release did not wake b's waiter")
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -31,10 +32,17 @@ type headerPeeker struct{ c *app.RequestContext }
 
 func (h headerPeeker) Peek(name string) []byte { return h.c.Request.Header.Peek(name) }
 
+// tracerState is the worker's tracer (nil: tracing off), replaced by a
+// reload that changes tracing.
+type tracerState struct {
+	cur  atomic.Pointer[tracing.Tracer]
+	slot int // the worker's slot, for its spans' resource
+}
+
 // startTrace begins the request's span, if tracing is on.
 func (g *Gateway) startTrace(c *app.RequestContext, x *exchange) {
-	if t := g.tracer.Load(); t != nil {
-		x.trace = t.StartRequest(headerPeeker{c}, x.rec.start)
+	if t := g.tracer.cur.Load(); t != nil {
+		x.trace = t.StartRequest(headerPeeker{c}, x.rec.Start)
 	}
 }
 
@@ -45,8 +53,8 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 		return
 	}
 	rec := &x.rec
-	if rec.queued {
-		x.trace.Queued(rec.queueBegan, rec.queueWait, rec.priority)
+	if rec.Queued {
+		x.trace.Queued(rec.QueueBegan, rec.QueueWait, rec.Priority)
 	}
 	op := genAIOperation[x.api.name]
 	if op == "" {
@@ -56,14 +64,14 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 	// (unknown otherwise, as the meter labels it): a client's model string
 	// must not make span names without bound.
 	model := meter.UnknownModel
-	if x.model != nil {
-		model = x.model.name
+	if x.req.model != nil {
+		model = x.req.model.name
 	}
 	x.trace.End(tracing.Outcome{
-		Operation: op, RequestModel: model, ResponseModel: rec.upstreamModel,
-		Key: rec.key, Backend: rec.backend, Status: rec.status, ErrorCode: rec.errCode, Attempts: rec.attempts,
-		InputTokens: rec.usage.Prompt, OutputTokens: rec.usage.Completion, CachedTokens: rec.usage.Cached, HasUsage: rec.usage.Found,
-		FinishReason: rec.finishReason, Queued: rec.queued, QueueWait: rec.queueWait, TTFT: rec.ttft, Stream: rec.stream,
+		Operation: op, RequestModel: model, ResponseModel: rec.UpstreamModel,
+		Key: rec.Key, Backend: rec.Backend, Status: rec.Status, ErrorCode: rec.ErrCode, Attempts: rec.Attempts,
+		InputTokens: rec.Usage.Prompt, OutputTokens: rec.Usage.Completion, CachedTokens: rec.Usage.Cached, HasUsage: rec.Usage.Found,
+		FinishReason: rec.FinishReason, Queued: rec.Queued, QueueWait: rec.QueueWait, TTFT: rec.TTFT, Stream: rec.Stream,
 	}, end)
 }
 
@@ -71,17 +79,17 @@ func (g *Gateway) endTrace(x *exchange, end time.Time) {
 // and shuts the one it replaces down in the background (its batch is
 // exported within shutdownTimeout). A tracer that cannot be made leaves
 // tracing off, logged.
-func (g *Gateway) setTracer(cfg config.Tracing, slot int) {
-	old := g.tracer.Load()
+func (g *Gateway) setTracer(cfg config.Tracing) {
+	old := g.tracer.cur.Load()
 	if old.Is(cfg) {
 		return
 	}
-	t, err := tracing.New(cfg, slot)
+	t, err := tracing.New(cfg, g.tracer.slot)
 	if err != nil {
 		g.log.Error("tracing off", "err", err)
 		t = nil
 	}
-	g.tracer.Store(t)
+	g.tracer.cur.Store(t)
 	if old != nil {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,7 +102,7 @@ func (g *Gateway) setTracer(cfg config.Tracing, slot int) {
 // flushTraces exports the spans still batched when the worker exits (for
 // at most 5 s: a collector that is down loses them).
 func (g *Gateway) flushTraces() {
-	if t := g.tracer.Load(); t != nil {
+	if t := g.tracer.cur.Load(); t != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		t.Shutdown(ctx) //nolint:errcheck // the collector is gone: the spans are lost

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -10,13 +12,63 @@ import (
 	"github.com/sluice-gw/sluice/proxy/upstream"
 )
 
-// newPool returns the keep-alive pool of one backend (proxy/upstream: the
-// request goes out in one writev and is read by the handler's goroutine).
-// An error (a URL it cannot dial: config and discovery validate them
-// before) refuses the route table — the worker keeps the one it has, or
-// fails to start with the reason — rather than panicking every worker.
-func newPool(url string, connect time.Duration) (*upstream.Pool, error) {
+// Upstream is one backend's connections as the pipeline uses them: Do
+// sends a request and returns once the response's head has arrived (its
+// body is read by the caller, who closes it); Close ends the idle
+// connections. *upstream.Pool is the real one; an in-process test scripts
+// its own (Backends).
+type Upstream interface {
+	Do(ctx context.Context, req *upstream.Request) (*http.Response, error)
+	Close()
+}
+
+// Backends is how a gateway reaches its backends. The zero value is over
+// the network: proxy/upstream's keep-alive pools for requests, a GET over
+// net/http for health checks.
+type Backends struct {
+	// Dial returns the Upstream of the backend at url (no trailing slash),
+	// with connect as its connect timeout. An error refuses the route
+	// table — the worker keeps the one it has, or fails to start with the
+	// reason — rather than panicking every worker.
+	Dial func(url string, connect time.Duration) (Upstream, error)
+	// Probe sends one health check, a GET of url with auth ("": none) as
+	// its Authorization, and returns its status; it must return by ctx's
+	// end. Nil: net/http, one client per route table (checkHealth).
+	Probe func(ctx context.Context, url, auth string) (status int, err error)
+}
+
+// dial is b.Dial, or a proxy/upstream pool (the request goes out in one
+// writev and is read by the handler's goroutine).
+func (b Backends) dial(url string, connect time.Duration) (Upstream, error) {
+	if b.Dial != nil {
+		return b.Dial(url, connect)
+	}
 	return upstream.New(url, upstream.Options{ConnectTimeout: connect})
+}
+
+// httpProbe returns a Probe over one net/http client of its own, and what
+// closes its kept connections.
+func httpProbe() (probe func(ctx context.Context, url, auth string) (int, error), closeIdle func()) {
+	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableCompression: true}
+	client := &http.Client{Transport: transport}
+	probe = func(ctx context.Context, url, auth string) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, err
+		}
+		if auth != "" {
+			// A hosted API's health path (such as /v1/models) wants the key.
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, io.LimitReader(res.Body, 4096)) //nolint:errcheck // the status is the answer
+		res.Body.Close()
+		return res.StatusCode, nil
+	}
+	return probe, transport.CloseIdleConnections
 }
 
 // hopByHop are the connection-specific header fields of RFC 9110 §7.6.1

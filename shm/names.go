@@ -22,7 +22,7 @@ const (
 	// KeyServedScalar is the key's finish tag in the fair queue: the
 	// tokens of its requests (served or waiting) divided by its weight, in
 	// units of 1/ServedUnitsPerToken token, from no earlier than the
-	// model's virtual time when it was idle (see proxy/fairness.go).
+	// model's virtual time when it was idle (see proxy/queue/fair.go).
 	KeyServedScalar = 2
 	// KeyQueuedScalar counts the key's requests that waited for a slot.
 	KeyQueuedScalar = 3
@@ -48,7 +48,7 @@ const QueueVirtualScalar = 4
 
 // QueueEpochScalar, in a QueueCell, is what the fair queue's marks count
 // start tags from: the virtual time as it was when the queue last drained
-// (see proxy/fairness.go, rebaseEpoch).
+// (see proxy/queue/fair.go, rebaseEpoch).
 const QueueEpochScalar = 5
 
 // BackendCell is the cell of one backend of a model: its slots in use.

@@ -24,10 +24,14 @@ func TestDependencyDirection(t *testing.T) {
 		"proxy":      {mod + "worker", mod + "supervisor"},
 		// The pipeline's leaves ("$": that package alone, not the ones
 		// under it, their siblings).
+		"proxy/admission":   {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/usage":       {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/affinity":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/directwrite": {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/provkeys":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/queue":       {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/reqscan":     {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		"proxy/sat":         {mod},
 		"proxy/sse":         {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/tracing":     {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/upstream":    {mod + "proxy$", mod + "worker", mod + "supervisor"},

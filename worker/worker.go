@@ -77,21 +77,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Deferred in this order so that they run in the other: the queues'
+	// context ends first, then Close, which waits for the work Start began
+	// under it (Close before stopQueues would wait for ever).
 	defer g.Close()
 	qctx, stopQueues := context.WithCancel(context.Background())
 	defer stopQueues()
 	g.Start(qctx, o.WakeRead)
-	// SIGUSR1: reopen the usage log (logrotate renamed it).
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	defer signal.Stop(usr1)
-	go func() {
-		for range usr1 {
-			if err := g.ReopenUsageLog(); err != nil {
-				o.Log.Error("reopen usage_log", "err", err)
-			}
-		}
-	}()
+	defer reopenOnUSR1(g, o.Log)()
 	if o.Control != nil {
 		go serveControl(o.Control, g, &bounds, &shutdownTimeout, o.Log)
 	}
@@ -110,40 +103,18 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("listener: %w", err)
 	}
 	gate.full, gate.refused = conns.full, conns.refused
-	h := server.New(
+	h := server.New(append(proxy.ServerOptions(cfg),
 		server.WithListener(gate),
 		server.WithTransport(netpoll.NewTransporter),
-		server.WithStreamBody(true), // read the body ourselves, bounded by max_body
-		server.WithMaxRequestBodySize(int(cfg.MaxBody)),
-		// A request's body buffer goes back to hertz's shared pool when
-		// reset, not kept in its context (see proxy: released as soon as
-		// the body is read).
-		server.WithMaxKeepBodySize(0),
-		server.WithSenseClientDisconnection(true), // cancel the upstream when the client leaves
 		// hertz bounds Shutdown by this as well as by its context: the
 		// context decides (shutdown_timeout, or none for a graceful stop).
 		server.WithExitWaitTime(gracefulForever),
 		// keepalive_timeout: hertz waits this long for a keep-alive
 		// connection's next request (its first bytes), then closes it.
 		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
-		// The whole head; a line of it is bounded by proxy's CheckHead.
-		server.WithMaxHeaderBytes(proxy.MaxHeadBytes),
-		// hertz would otherwise read a multipart/form-data body whole,
-		// into memory and files, before any handler runs: before the key
-		// is checked and unbounded by max_body. The body is the proxy's
-		// to read (or refuse), whatever its content type.
-		server.WithDisablePreParseMultipartForm(true),
 		server.WithOnAccept(conns.accept),
-		server.WithDisablePrintRoute(true),
-		// "/v1/models/" is an unknown URL (404 with a request id and a
-		// usage line), not a redirect answered by hertz itself.
-		server.WithRedirectTrailingSlash(false),
-		server.WithHandleMethodNotAllowed(true),
-	)
-	h.Name = "sluice" // the Server header
-	h.ContinueHandler = g.MayContinue
-	h.Use(conns.markBusy, g.CheckHead)
-	g.Register(h)
+	)...)
+	g.Mount(h.Engine, conns.markBusy)
 	h.OnRun = append(h.OnRun, func(context.Context) error {
 		if o.Ready != nil {
 			o.Ready()
@@ -151,6 +122,18 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	})
 
+	served := run(h, gate)
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	return drain(context.Cause(ctx), h, conns, gate, time.Duration(shutdownTimeout.Load()), o)
+}
+
+// run runs h's engine on gate in the background; the channel says how
+// it ended.
+func run(h *server.Hertz, gate *acceptGate) <-chan error {
 	served := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -172,14 +155,14 @@ func Run(ctx context.Context, o Options) error {
 		}()
 		served <- h.Run()
 	}()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	cause := context.Cause(ctx)
+	return served
+}
+
+// drain stops the worker for cause (ErrHandover, ErrGracefulStop, or
+// any other: a stop within shutdown): stop accepting, let in-flight
+// requests and streams finish, close connections as they fall quiet.
+func drain(cause error, h *server.Hertz, conns *connTracker, gate *acceptGate, shutdown time.Duration, o Options) error {
 	handover := cause == ErrHandover
-	shutdown := time.Duration(shutdownTimeout.Load())
 	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
 		o.Log.Info("worker draining, with no deadline (graceful stop)", "slot", o.Slot)
@@ -212,6 +195,21 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// reopenOnUSR1 reopens g's usage log on each SIGUSR1 (logrotate renamed
+// it) until the returned stop.
+func reopenOnUSR1(g *proxy.Gateway, log *slog.Logger) (stop func()) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			if err := g.ReopenUsageLog(); err != nil {
+				log.Error("reopen usage_log", "err", err)
+			}
+		}
+	}()
+	return func() { signal.Stop(usr1) }
 }
 
 // ErrGracefulStop, as the cause of Run's context, asks for nginx's graceful

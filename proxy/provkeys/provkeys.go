@@ -33,7 +33,7 @@ const (
 // keys' cells, which outlive it (a reload compiles a new Set on the same
 // cells: rests carry over, rejections end with the generation).
 type Set struct {
-	region *shm.Region
+	region Region
 	keys   []Key
 	cursor *int64 // round robin, shared by all workers: the first key's cell
 	log    *slog.Logger
@@ -47,12 +47,19 @@ type Key struct {
 	cell   *shm.Cell
 }
 
+// Region is what a Set reads of the shared region: its clock, and the
+// configuration generation (a key's rest is counted in generations too).
+type Region interface {
+	Now() int64
+	Generation() int64
+}
+
 // New returns the Set of the keys whose environment variables are names,
 // with their values and their cells (shm.BackendKeyCell of each name), all
 // in the same order. region gives the running configuration generation; log
 // (nil: none) says when a key goes out of rotation or starts to rest —
 // give it the model and backend with slog's With.
-func New(region *shm.Region, names, values []string, cells []*shm.Cell, log *slog.Logger) *Set {
+func New(region Region, names, values []string, cells []*shm.Cell, log *slog.Logger) *Set {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -214,7 +214,8 @@ func (a *Attempt) End(status int, failure string) {
 	a.span.End()
 }
 
-// Outcome is what the request span records when the request ends.
+// Outcome is what the request span records when the request ends: one
+// field per attribute of the span, flat as the span's attributes are.
 type Outcome struct {
 	Operation     string // gen_ai.operation.name: chat, text_completion, embeddings, …
 	RequestModel  string // the model the client asked for

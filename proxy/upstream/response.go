@@ -50,6 +50,10 @@ func readResponse(br *bufio.Reader) (*http.Response, error) {
 // look: trailer fields are read and dropped (res.Trailer stays nil), a
 // body cut short repeats io.ErrUnexpectedEOF where net/http's says io.EOF
 // on a second read, and a malformed trailer's error is repeated.
+//
+// Long (about 120 lines): the status line, the headers and the framing
+// rules are read in order in one pass over the buffer, as RFC 9112 lists
+// them; each rule is a few lines, commented where it is applied.
 func plainResponse(br *bufio.Reader) *http.Response {
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, []byte("\r\n\r\n"))

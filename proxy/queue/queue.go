@@ -1,9 +1,24 @@
-package proxy
+// Package queue is a model's queue for backend slots, one queue across
+// every worker of the gateway, and its fair order between keys (fair.go).
+//
+// A backend's slots are counted in its shared cell, across all workers: a
+// request takes one before it is sent and gives it back when its response
+// ends or fails. When every candidate backend is full the request waits in
+// the model's queue, which is one queue across workers: its depth is the
+// queue cell's gauge, every waiter has a ticket from the cell's shared
+// counter, and each worker publishes the mark of its best waiter — its
+// key's tier and service, then its ticket (fair.go) — in its column.
+// Only the worker holding the smallest mark of all may hand a freed slot
+// to a waiter, so waiters are served in the fair queue's order whichever
+// worker they are in. A worker that frees a slot while requests wait
+// wakes the worker holding the smallest mark: itself through a channel,
+// another through that worker's wake pipe (the runtime's poller reads
+// it); a worker woken with no waiter left, or whose best waiter's mark has
+// grown past another's since it was published, passes the wake-up on.
+package queue
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -12,48 +27,34 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-gw/sluice/proxy/sat"
 	"github.com/sluice-gw/sluice/shm"
 )
 
-// Backend slots and the queue.
-//
-// A backend's slots are counted in its shared cell, across all workers: a
-// request takes one before it is sent and gives it back when its response
-// ends or fails. When every candidate backend is full the request waits in
-// the model's queue, which is one queue across workers: its depth is the
-// queue cell's gauge, every waiter has a ticket from the cell's shared
-// counter, and each worker publishes the mark of its best waiter — its
-// key's tier and service, then its ticket (fairness.go) — in its column.
-// Only the worker holding the smallest mark of all may hand a freed slot
-// to a waiter, so waiters are served in the fair queue's order whichever
-// worker they are in. A worker that frees a slot while requests wait
-// wakes the worker holding the smallest mark: itself through a channel,
-// another through that worker's wake pipe (the runtime's poller reads
-// it); a worker woken with no waiter left, or whose best waiter's mark has
-// grown past another's since it was published, passes the wake-up on.
-
-// queues is this worker's side of the shared queues.
-type queues struct {
-	col    int
-	region *shm.Region
-	wakeW  []int         // every worker's wake pipe (write end), by column
-	kick   chan struct{} // wakes this worker's dispatcher
+// Set is this worker's side of the shared queues: one Queue per model.
+type Set[B Backend] struct {
+	col   int
+	clock Clock
+	wakeW []int         // every worker's wake pipe (write end), by column
+	kick  chan struct{} // wakes this worker's dispatcher
 
 	mu     sync.Mutex
-	byName map[string]*localQueue
+	byName map[string]*Queue[B]
 }
 
-func newQueues(col int, region *shm.Region, wakeW []int) *queues {
-	return &queues{col: col, region: region, wakeW: wakeW, kick: make(chan struct{}, 1), byName: map[string]*localQueue{}}
+// NewSet is the queues of the worker of column col, with clock the
+// region's and wakeW every worker's wake pipe (write end; nil: one worker).
+func NewSet[B Backend](col int, clock Clock, wakeW []int) *Set[B] {
+	return &Set[B]{col: col, clock: clock, wakeW: wakeW, kick: make(chan struct{}, 1), byName: map[string]*Queue[B]{}}
 }
 
-// localQueue is one model's waiters in this worker: per key, in ticket
+// Queue is one model's waiters in this worker: per key, in ticket
 // order.
-type localQueue struct {
-	q     *queues
+type Queue[B Backend] struct {
+	q     *Set[B]
 	cell  *shm.Cell
 	mu    sync.Mutex
-	lines map[string]*keyLine // by key name: the keys with requests waiting here
+	lines map[string]*keyLine[B] // by key name: the keys with requests waiting here
 	// waiting is the number of waiters in lines.
 	waiting int
 	// pinned are the waiters that need one backend and no other (a stored
@@ -69,48 +70,49 @@ type localQueue struct {
 	// safety tick. (Until issue 30 they went before every waiter: a
 	// priority-0 key's follow-ups were served before a priority-3 key that
 	// had queued first.)
-	pinned  []*waiter
+	pinned  []*waiter[B]
 	pinnedN atomic.Int32 // len(pinned), read without the lock
 }
 
 // keyLine is one key's waiters in a worker's queue of a model, oldest
 // first.
-type keyLine struct {
-	waiters []*waiter
+type keyLine[B Backend] struct {
+	waiters []*waiter[B]
 }
 
 // waiter is a request waiting for a slot.
-type waiter struct {
+type waiter[B Backend] struct {
 	ticket  int64
-	key     fairKey
+	key     Key
 	tokens  int64 // what its key was charged (its finish tag moved on by)
-	start   int64 // its start tag (fairness.go)
-	cands   []*backendRoute
-	got     chan *backendRoute // buffered: the dispatcher never blocks on it
-	handoff time.Duration      // from the slot's release to its hand-over
-	passed  int                // times a waiter close behind took a slot first (locality)
+	start   int64 // its start tag (fair.go)
+	cands   []B
+	got     chan B        // buffered: the dispatcher never blocks on it
+	handoff time.Duration // from the slot's release to its hand-over
+	passed  int           // times a waiter close behind took a slot first (locality)
 }
 
-// forModel returns the local queue of a model, the same one across route
+// ForModel returns the local queue of a model, the same one across route
 // tables so a reload keeps the waiters.
-func (q *queues) forModel(name string, cell *shm.Cell) *localQueue {
+func (q *Set[B]) ForModel(name string, cell *shm.Cell) *Queue[B] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	lq := q.byName[name]
 	if lq == nil || !lq.cell.Same(cell) {
-		lq = &localQueue{q: q, cell: cell, lines: map[string]*keyLine{}}
+		lq = &Queue[B]{q: q, cell: cell, lines: map[string]*keyLine[B]{}}
 		q.byName[name] = lq
 	}
 	return lq
 }
 
-// prune drops the local queues of models a reload removed, once nobody
+// Prune drops the local queues that the current route table no longer
+// uses (inUse false: a model a reload removed, or moved to another cell), once nobody
 // waits in them (a waiter keeps its queue until it leaves).
-func (q *queues) prune(rt *routeTable) {
+func (q *Set[B]) Prune(inUse func(model string, lq *Queue[B]) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for name, lq := range q.byName {
-		if m := rt.models[name]; m != nil && m.queue == lq {
+		if inUse(name, lq) {
 			continue
 		}
 		lq.mu.Lock()
@@ -124,7 +126,7 @@ func (q *queues) prune(rt *routeTable) {
 
 // wake tells the worker of column col that a slot may be free for its
 // oldest waiter. A full pipe already holds a wake-up: nothing is lost.
-func (q *queues) wake(col int) {
+func (q *Set[B]) wake(col int) {
 	if col == q.col {
 		select {
 		case q.kick <- struct{}{}:
@@ -137,8 +139,8 @@ func (q *queues) wake(col int) {
 	}
 }
 
-// listen reads this worker's wake pipe and kicks the dispatcher.
-func (q *queues) listen(f *os.File) {
+// Listen reads this worker's wake pipe and kicks the dispatcher.
+func (q *Set[B]) Listen(f *os.File) {
 	buf := make([]byte, 64)
 	for {
 		if _, err := f.Read(buf); err != nil {
@@ -153,8 +155,8 @@ func (q *queues) listen(f *os.File) {
 // a waiter by at most this much.
 const safetyTick = 50 * time.Millisecond
 
-// run hands freed slots to waiters until ctx ends.
-func (q *queues) run(ctx context.Context) {
+// Run hands freed slots to waiters until ctx ends.
+func (q *Set[B]) Run(ctx context.Context) {
 	tick := time.NewTicker(safetyTick)
 	defer tick.Stop()
 	for {
@@ -165,7 +167,7 @@ func (q *queues) run(ctx context.Context) {
 			return
 		}
 		q.mu.Lock()
-		list := make([]*localQueue, 0, len(q.byName))
+		list := make([]*Queue[B], 0, len(q.byName))
 		for _, lq := range q.byName {
 			list = append(list, lq)
 		}
@@ -183,7 +185,7 @@ func (q *queues) run(ctx context.Context) {
 // slots were freed (two releases, one wake-up) or none left (its waiter
 // gave up), and a slot must not stay free until a tick while a request
 // waits.
-func (lq *localQueue) dispatch() {
+func (lq *Queue[B]) dispatch() {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
 	lq.servePinned()
@@ -201,12 +203,12 @@ func (lq *localQueue) dispatch() {
 			return
 		}
 		head := line.waiters[0]
-		b := lq.q.trySlot(head.cands)
-		if b == nil {
+		b, ok := lq.q.TrySlot(head.cands)
+		if !ok {
 			return
 		}
 		w := head
-		if b != head.cands[0] && head.passed < localityWindow && head.cands[0].healthy(time.Now()) {
+		if b != head.cands[0] && head.passed < localityWindow && head.cands[0].Healthy(time.Now()) {
 			// The head's own backend is full: a waiter close behind it
 			// whose first choice is b — where its prefix is cached — takes
 			// b instead, and the head waits for the next slot (a head
@@ -228,7 +230,7 @@ func (lq *localQueue) dispatch() {
 // servePinned gives the pinned waiters whose turn has come — no waiter of
 // the fair order, here or in another worker, has a smaller mark — a slot
 // of their backend when it has one free (lq.mu held).
-func (lq *localQueue) servePinned() {
+func (lq *Queue[B]) servePinned() {
 	if len(lq.pinned) == 0 {
 		return
 	}
@@ -239,8 +241,8 @@ func (lq *localQueue) servePinned() {
 			i++ // a waiter of the fair order goes first
 			continue
 		}
-		b := lq.q.trySlot(p.cands)
-		if b == nil {
+		b, ok := lq.q.TrySlot(p.cands)
+		if !ok {
 			i++
 			continue
 		}
@@ -265,13 +267,13 @@ const localityWindow = 16
 // preferring returns the waiter, of head's tier and within the locality
 // window behind it, whose first choice is backend b; nil if none (lq.mu
 // held). Of several, the earliest in the fair order.
-func (lq *localQueue) preferring(b *backendRoute, head *waiter) *waiter {
-	cost := max(serviceUnits(head.tokens, head.key.weight), servedBucket)
-	limit := satAdd(max(head.start, 0), satMul(localityWindow, cost))
-	var best *waiter
+func (lq *Queue[B]) preferring(b B, head *waiter[B]) *waiter[B] {
+	cost := max(serviceUnits(head.tokens, head.key.Weight), servedBucket)
+	limit := sat.Add(max(head.start, 0), sat.Mul(localityWindow, cost))
+	var best *waiter[B]
 	bestMark := int64(shm.NoMark)
 	for _, l := range lq.lines {
-		if l.waiters[0].key.priority != head.key.priority {
+		if l.waiters[0].key.Priority != head.key.Priority {
 			continue
 		}
 		for i, w := range l.waiters {
@@ -293,15 +295,15 @@ func (lq *localQueue) preferring(b *backendRoute, head *waiter) *waiter {
 
 // publish recomputes this worker's mark from its best waiter now (lq.mu
 // held).
-func (lq *localQueue) publish() {
+func (lq *Queue[B]) publish() {
 	_, mark := lq.best()
 	lq.cell.SetMark(lq.q.col, mark)
 }
 
 // best returns the line whose head goes first here, and its mark (nil and
 // shm.NoMark when nobody waits).
-func (lq *localQueue) best() (*keyLine, int64) {
-	var line *keyLine
+func (lq *Queue[B]) best() (*keyLine[B], int64) {
+	var line *keyLine[B]
 	mark := int64(shm.NoMark)
 	for _, l := range lq.lines {
 		h := l.waiters[0]
@@ -316,24 +318,24 @@ func (lq *localQueue) best() (*keyLine, int64) {
 // and moves the model's virtual time on to its start tag. (A pinned
 // waiter is served in its turn too, so its start tag is the fair order's
 // as well.)
-func (lq *localQueue) grant(w *waiter, b *backendRoute) {
-	released := atomic.LoadInt64(b.cell.Scalar(shm.LastRelease)) // before the clock: never a negative hand-off
-	w.handoff = time.Duration(max(lq.q.region.Now()-released, 0))
+func (lq *Queue[B]) grant(w *waiter[B], b B) {
+	released := atomic.LoadInt64(b.Cell().Scalar(shm.LastRelease)) // before the clock: never a negative hand-off
+	w.handoff = time.Duration(max(lq.q.clock.Now()-released, 0))
 	advanceVirtual(lq.cell.Scalar(shm.QueueVirtualScalar), w.start)
 	w.got <- b
 }
 
 // mark is waiter w's mark: its start tag counted from the queue's epoch
 // (see queueEpoch).
-func (lq *localQueue) mark(w *waiter) int64 {
-	return queueMark(w.key.priority, w.start-atomic.LoadInt64(lq.cell.Scalar(shm.QueueEpochScalar)), w.ticket)
+func (lq *Queue[B]) mark(w *waiter[B]) int64 {
+	return queueMark(w.key.Priority, w.start-atomic.LoadInt64(lq.cell.Scalar(shm.QueueEpochScalar)), w.ticket)
 }
 
 // remove takes waiter w out of its key's line (lq.mu held): its queue place
 // is given back, and its key's waiting count. The mark is the caller's to
 // update.
-func (lq *localQueue) remove(w *waiter) bool {
-	l := lq.lines[w.key.name]
+func (lq *Queue[B]) remove(w *waiter[B]) bool {
+	l := lq.lines[w.key.Name]
 	if l == nil {
 		return false
 	}
@@ -343,33 +345,33 @@ func (lq *localQueue) remove(w *waiter) bool {
 	}
 	l.waiters = slices.Delete(l.waiters, i, i+1)
 	if len(l.waiters) == 0 {
-		delete(lq.lines, w.key.name)
+		delete(lq.lines, w.key.Name)
 	}
 	lq.waiting--
 	lq.cell.Release(lq.q.col)
-	if w.key.cell != nil {
-		w.key.cell.AddMarkCount(lq.q.col, -1)
+	if w.key.Cell != nil {
+		w.key.Cell.AddMarkCount(lq.q.col, -1)
 	}
 	return true
 }
 
 // removePinned takes pinned waiter i out (lq.mu held), giving back its
 // queue place and its key's count.
-func (lq *localQueue) removePinned(i int) {
+func (lq *Queue[B]) removePinned(i int) {
 	w := lq.pinned[i]
 	lq.pinned = append(lq.pinned[:i], lq.pinned[i+1:]...)
 	lq.pinnedN.Store(int32(len(lq.pinned)))
 	lq.cell.Release(lq.q.col)
-	if w.key.cell != nil {
-		w.key.cell.AddMarkCount(lq.q.col, -1)
+	if w.key.Cell != nil {
+		w.key.Cell.AddMarkCount(lq.q.col, -1)
 	}
 }
 
 // enqueue adds a waiter of key that already holds a queue place (and its
 // key's count of them: takePlace) and took its start tag: in its key's line, or with pinned among the pinned
 // waiters.
-func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backendRoute, pinned bool) *waiter {
-	w := &waiter{key: key, tokens: tokens, start: start, cands: cands, got: make(chan *backendRoute, 1)}
+func (lq *Queue[B]) enqueue(key Key, tokens, start int64, cands []B, pinned bool) *waiter[B] {
+	w := &waiter[B]{key: key, tokens: tokens, start: start, cands: cands, got: make(chan B, 1)}
 	lq.mu.Lock()
 	// The ticket is taken under the lock so a line's order is ticket order.
 	w.ticket = atomic.AddInt64(lq.cell.Scalar(shm.Ticket), 1)
@@ -380,10 +382,10 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 		lq.q.wake(lq.q.col)
 		return w
 	}
-	l := lq.lines[key.name]
+	l := lq.lines[key.Name]
 	if l == nil {
-		l = &keyLine{}
-		lq.lines[key.name] = l
+		l = &keyLine[B]{}
+		lq.lines[key.Name] = l
 	}
 	l.waiters = append(l.waiters, w)
 	lq.waiting++
@@ -394,173 +396,36 @@ func (lq *localQueue) enqueue(key fairKey, tokens, start int64, cands []*backend
 }
 
 // leave takes a waiter out on timeout or cancellation. If the dispatcher
-// served it first, the slot it was handed is returned.
-func (lq *localQueue) leave(w *waiter) *backendRoute {
+// served it first, the slot it was handed is returned (true).
+func (lq *Queue[B]) leave(w *waiter[B]) (B, bool) {
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
+	var none B
 	if lq.remove(w) {
 		lq.publish()
-		return nil
+		return none, false
 	}
 	for i, x := range lq.pinned {
 		if x == w {
 			lq.removePinned(i)
-			return nil
+			return none, false
 		}
 	}
-	return <-w.got
+	return <-w.got, true
 }
 
-// trySlot takes a slot on the first candidate, in order, that is healthy
-// and has one free.
-func (q *queues) trySlot(cands []*backendRoute) *backendRoute {
-	now, regionNow := time.Now(), q.region.Now()
-	for _, b := range cands {
-		if !b.healthy(now) {
-			continue
-		}
-		if _, full := b.load(regionNow); !full && b.cell.Acquire(q.col, b.slots) {
-			return b
-		}
-	}
-	return nil
-}
+// Cell is the queue's cell in the shared region: its depth, its tickets,
+// every worker's mark.
+func (lq *Queue[B]) Cell() *shm.Cell { return lq.cell }
 
-// releaseSlot gives back a slot of backend b and, while requests wait for
-// the model, wakes the worker holding the oldest of them.
-func (q *queues) releaseSlot(m *modelRoute, b *backendRoute) {
-	b.cell.Release(q.col)
-	atomic.StoreInt64(b.cell.Scalar(shm.LastRelease), q.region.Now())
-	q.wakeOldest(m.queue.cell)
-	if m.queue.pinnedN.Load() > 0 {
-		q.wake(q.col) // this worker's pinned waiters, outside the marks
-	}
-	// The server's load counts the requests of every model that lists it:
-	// their waiters may take this slot too (else they wait for the tick).
-	for _, qc := range b.siblingQueues {
-		q.wakeOldest(qc)
-	}
-}
-
-// wakeOldest wakes the worker holding the oldest waiter of a model's
-// queue cell, if anyone waits.
-func (q *queues) wakeOldest(qc *shm.Cell) {
-	if qc.Total() > 0 {
-		if _, at := qc.MinMark(); at >= 0 {
-			q.wake(at)
-		}
-	}
-}
-
-// takeSlot returns a backend from cands whose slot this request of key
-// now holds: at once when nobody waits and one is free, else after waiting
-// in the model's queue, in the fair order between keys (fairness.go). The
-// key is charged tokens (the request's cost) as it asks, and refunded if
-// it never gets a slot.
-// pinned: cands is the one backend the request needs (a stored response's
-// holder); it waits in its turn without holding back the others (see
-// localQueue.pinned).
-// Whoever gets a slot must give it back with releaseSlot.
-func (g *Gateway) takeSlot(ctx context.Context, m *modelRoute, cands []*backendRoute, rec *usageRecord, pinned bool, key fairKey, tokens int64) (*backendRoute, *apiError) {
-	lq := m.queue
-	rec.priority = key.priority
-	// Newcomers do not overtake: while anyone waits, they queue too — a
-	// pinned request as well, which the dispatcher serves in its turn.
-	virtual := lq.cell.Scalar(shm.QueueVirtualScalar)
-	if lq.cell.Total() == 0 {
-		if b := g.queues.trySlot(cands); b != nil {
-			rec.served = key.claim(tokens, atomic.LoadInt64(virtual))
-			advanceVirtual(virtual, rec.served)
-			rebaseEpoch(lq.cell)
-			return b, nil
-		}
-	}
-	if e := g.takePlace(m, key); e != nil {
-		return nil, e
-	}
-	began := time.Now()
-	start := key.claim(tokens, atomic.LoadInt64(virtual))
-	w := lq.enqueue(key, tokens, start, append([]*backendRoute(nil), cands...), pinned)
-	timer := time.NewTimer(m.queueTimeout)
-	defer timer.Stop()
-	var b *backendRoute
-	var aerr *apiError
+// TakeWakeUp reports, and takes, a wake-up waiting for this worker's
+// dispatcher (what Run would act on next): for a test that runs no
+// dispatcher and checks who was told to run one.
+func (q *Set[B]) TakeWakeUp() bool {
 	select {
-	case b = <-w.got:
-	case <-ctx.Done():
-		if b = lq.leave(w); b != nil {
-			g.queues.releaseSlot(m, b)
-			b = nil
-		}
-		key.refund(tokens) // never served: the client had gone
-		aerr = errClientClosed
-	case <-timer.C:
-		if b = lq.leave(w); b == nil {
-			key.refund(tokens)
-			aerr = errServer(http.StatusServiceUnavailable, "queue_timeout",
-				fmt.Sprintf("Every backend of model `%s` stayed busy for the queue timeout of %s. Retry shortly.", m.name, m.queueTimeout))
-			aerr.retryAfter = "1"
-		}
+	case <-q.kick:
+		return true
+	default:
+		return false
 	}
-	waited := time.Since(began)
-	if !rec.queued {
-		rec.queueBegan = began
-	}
-	rec.queued = true
-	rec.queueWait += waited
-	if key.cell != nil {
-		atomic.AddInt64(key.cell.Scalar(shm.KeyQueuedScalar), 1)
-		atomic.AddInt64(key.cell.Scalar(shm.KeyQueueWaitScalar), int64(waited))
-	}
-	if b != nil {
-		rec.handoff, rec.served = w.handoff, w.start
-	}
-	return b, aerr
 }
-
-// takePlace takes a place in the model's queue for a request of key: first
-// one of the key's own (queue.max_per_key, counted in the key's cell, so
-// exact across workers), then one of the queue's (queue.max). A key at
-// its bound is refused while the queue still has room for other keys: one
-// key flooding the queue no longer turns every other key's request into a
-// queue_full (issue 30, item 3). The key's count is given back by remove
-// or removePinned, with the place.
-func (g *Gateway) takePlace(m *modelRoute, key fairKey) *apiError {
-	lq := m.queue
-	if m.queueMax == 0 {
-		return errQueueFull(m)
-	}
-	counted := key.cell != nil
-	if counted {
-		// Count-then-check, as Acquire does: a key seen over its bound gives
-		// its count back, so the bound holds across workers.
-		key.cell.AddMarkCount(g.col, 1)
-		if n := m.queueMaxPerKey; n > 0 && key.cell.MarkCount() > n {
-			key.cell.AddMarkCount(g.col, -1)
-			if lq.cell.Total() >= m.queueMax {
-				return errQueueFull(m) // full for everyone: say so
-			}
-			return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_key_full",
-				message: fmt.Sprintf("Every backend of model `%s` is busy and your key already has %d requests waiting, its share of the queue. Retry when one has finished.",
-					m.name, n),
-				retryAfter: "1", source: sourceGateway}
-		}
-	}
-	if !lq.cell.Acquire(g.col, m.queueMax) {
-		if counted {
-			key.cell.AddMarkCount(g.col, -1)
-		}
-		return errQueueFull(m)
-	}
-	return nil
-}
-
-// errQueueFull is the refusal of a request that finds its model's queue full.
-func errQueueFull(m *modelRoute) *apiError {
-	return &apiError{status: http.StatusTooManyRequests, errType: "server_error", code: "queue_full",
-		message:    fmt.Sprintf("Every backend of model `%s` is busy and its queue is full (%d waiting). Retry shortly.", m.name, m.queueMax),
-		retryAfter: "1", source: sourceGateway}
-}
-
-// errClientClosed marks a request whose client left while it waited.
-var errClientClosed = &apiError{status: statusClientClosed, errType: "invalid_request_error", code: "client_closed", message: "client closed the request"}

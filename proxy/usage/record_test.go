@@ -1,4 +1,4 @@
-package proxy
+package usage
 
 import (
 	"bytes"
@@ -14,23 +14,23 @@ import (
 	"github.com/sluice-gw/sluice/proxy/sse"
 )
 
-func sampleRecord() *usageRecord {
-	return &usageRecord{
-		requestID: "req_abc_1", start: time.Now(), key: "team-a", model: "llama", backend: "http://10.0.0.5:8000",
-		path: "/v1/chat/completions", status: 200, stream: true, bytesIn: 102400, bytesOut: 33000,
-		clientAddr: "10.1.2.3:5555", usageInjected: true, finishReason: "stop", ttft: 120 * time.Millisecond,
-		usage:  sse.Usage{Prompt: 25000, Completion: 100, Total: 25100, Cached: 24000, Found: true},
-		events: 102, affinityKey: 0xdeadbeef, messages: 2, promptBytes: 100000, upstreamModel: "meta/llama",
-		userRaw: `"user \"42\""`, userAgent: "OpenAI/Go 3.1", upstreamCode: 200, headersAt: 3 * time.Millisecond,
-		streamAsked: true, attempts: 2, tried: []string{"http://10.0.0.4:8000", "http://10.0.0.5:8000"},
+func sampleRecord() *Record {
+	return &Record{
+		RequestID: "req_abc_1", Start: time.Now(), Key: "team-a", Model: "llama", Backend: "http://10.0.0.5:8000",
+		Path: "/v1/chat/completions", Status: 200, Stream: true, BytesIn: 102400, BytesOut: 33000,
+		ClientAddr: "10.1.2.3:5555", UsageInjected: true, FinishReason: "stop", TTFT: 120 * time.Millisecond,
+		Usage:  sse.Usage{Prompt: 25000, Completion: 100, Total: 25100, Cached: 24000, Found: true},
+		Events: 102, AffinityKey: 0xdeadbeef, Messages: 2, PromptBytes: 100000, UpstreamModel: "meta/llama",
+		UserRaw: `"user \"42\""`, UserAgent: "OpenAI/Go 3.1", UpstreamCode: 200, HeadersAt: 3 * time.Millisecond,
+		StreamAsked: true, Attempts: 2, Tried: []string{"http://10.0.0.4:8000", "http://10.0.0.5:8000"},
 	}
 }
 
 // The usage line is valid JSON with every field, at least 30 of them.
 func TestUsageLine(t *testing.T) {
 	var out lineCapture
-	u := &usageLog{w: &out, worker: 1}
-	u.write(sampleRecord(), time.Now())
+	u := &Log{w: &out, worker: 1}
+	u.Write(sampleRecord(), time.Now())
 	var m map[string]any
 	if err := json.Unmarshal(out.last, &m); err != nil {
 		t.Fatalf("%s: %v", out.last, err)
@@ -49,12 +49,12 @@ func (l *lineCapture) Write(p []byte) (int, error) {
 
 // BenchmarkUsageLine: building and writing one line (to io.Discard).
 func BenchmarkUsageLine(b *testing.B) {
-	u := &usageLog{w: io.Discard, worker: 1, buf: make([]byte, 0, 1024)}
+	u := &Log{w: io.Discard, worker: 1, buf: make([]byte, 0, 1024)}
 	r := sampleRecord()
 	end := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		u.write(r, end)
+		u.Write(r, end)
 	}
 }
 
@@ -74,15 +74,15 @@ func TestBufferedUsageLog(t *testing.T) {
 		limit int
 	}{{"/var/log/usage.log", usageFileBuffer}, {"stdout", usagePipeBuffer}} {
 		var w writeCounter
-		u := &usageLog{w: &w, dest: tc.dest, worker: 1, every: time.Hour}
+		u := &Log{w: &w, dest: tc.dest, worker: 1, every: time.Hour}
 		const n = 200
 		for range n {
-			u.write(sampleRecord(), time.Now())
+			u.Write(sampleRecord(), time.Now())
 		}
 		if len(w.writes) == 0 || len(w.writes) >= n/2 {
 			t.Errorf("%s: %d writes for %d lines; want several lines per write", tc.dest, len(w.writes), n)
 		}
-		u.close()
+		u.Close()
 		lines := 0
 		for _, p := range w.writes {
 			if len(p) > tc.limit {
@@ -113,11 +113,11 @@ func TestUsageLogFlusher(t *testing.T) {
 	var mu sync.Mutex
 	var w lockedCounter
 	w.mu = &mu
-	u := &usageLog{w: &w, dest: "/x", worker: 1, every: 5 * time.Millisecond}
-	u.write(sampleRecord(), time.Now())
+	u := &Log{w: &w, dest: "/x", worker: 1, every: 5 * time.Millisecond}
+	u.Write(sampleRecord(), time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go u.runFlusher(ctx)
+	go u.RunFlusher(ctx)
 	deadline := time.Now().Add(10 * time.Second)
 	for w.count() == 0 {
 		if time.Now().After(deadline) {
@@ -149,11 +149,11 @@ func (l *lockedCounter) count() int {
 // wants it: valid UTF-8, valid JSON, no \u escape of a surrogate (strict
 // parsers, serde_json's among them, refuse a lone one; the log writes no
 // \u escape but \u0000-\u001f and \u007f), one newline, at its end, and at
-// most maxUsageLine bytes.
+// most MaxLine bytes.
 func strictLine(t testing.TB, line []byte) map[string]any {
 	t.Helper()
-	if len(line) > maxUsageLine {
-		t.Fatalf("a line of %d bytes, over %d", len(line), maxUsageLine)
+	if len(line) > MaxLine {
+		t.Fatalf("a line of %d bytes, over %d", len(line), MaxLine)
 	}
 	if !utf8.Valid(line) {
 		t.Fatalf("not UTF-8: %q", line)
@@ -199,12 +199,12 @@ func TestUsageLineHostileStrings(t *testing.T) {
 		{`"tab	ok"`, "tab\tok"},
 	} {
 		var out lineCapture
-		u := &usageLog{w: &out, worker: 1}
+		u := &Log{w: &out, worker: 1}
 		r := sampleRecord()
-		r.userRaw = tc.userRaw
+		r.UserRaw = tc.userRaw
 		// Each invalid byte is one U+FFFD, as encoding/json writes them.
-		r.path, r.userAgent, r.model, r.finishReason = "/v1/\xff\x00", "ua\xc3", "m\x7f\"", "stop\xe2\x82"
-		u.write(r, time.Now())
+		r.Path, r.UserAgent, r.Model, r.FinishReason = "/v1/\xff\x00", "ua\xc3", "m\x7f\"", "stop\xe2\x82"
+		u.Write(r, time.Now())
 		m := strictLine(t, out.last)
 		if m["user"] != tc.user {
 			t.Errorf("user %q logged as %q; want %q", tc.userRaw, m["user"], tc.user)
@@ -218,22 +218,22 @@ func TestUsageLineHostileStrings(t *testing.T) {
 // hostileRecord has every string at many times its budget, of characters
 // that escape to six bytes (and a multi-byte one to land on a budget's
 // edge), every number at its widest, and ten backends tried.
-func hostileRecord(s string) *usageRecord {
+func hostileRecord(s string) *Record {
 	r := sampleRecord()
 	long := strings.Repeat(s, 8192/len(s)+1)
-	r.requestID, r.key, r.path, r.model, r.backend, r.errCode, r.clientAddr = long, long, long, long, long, long, long
-	r.finishReason, r.upstreamModel, r.userAgent = long, long, long
-	r.userRaw = `"` + strings.Repeat(`\u0001\ud800é`, 2000) + `"`
-	r.tried = nil
+	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = long, long, long, long, long, long, long
+	r.FinishReason, r.UpstreamModel, r.UserAgent = long, long, long
+	r.UserRaw = `"` + strings.Repeat(`\u0001\ud800é`, 2000) + `"`
+	r.Tried = nil
 	for range 10 {
-		r.tried = append(r.tried, long)
+		r.Tried = append(r.Tried, long)
 	}
 	const minInt = -1 << 63
-	r.start = time.Date(-9999, 1, 1, 0, 0, 0, 999999999, time.UTC)
-	r.status, r.bytesIn, r.bytesOut, r.events, r.messages, r.promptBytes = minInt, minInt, minInt, minInt, minInt, minInt
-	r.usage = sse.Usage{Prompt: minInt, Completion: minInt, Total: minInt, Cached: minInt, Found: false}
-	r.ttft, r.headersAt, r.queueWait, r.handoff = minInt, minInt, minInt, minInt
-	r.attempts, r.upstreamCode, r.affinityKey = minInt, minInt, 1<<64-1
+	r.Start = time.Date(-9999, 1, 1, 0, 0, 0, 999999999, time.UTC)
+	r.Status, r.BytesIn, r.BytesOut, r.Events, r.Messages, r.PromptBytes = minInt, minInt, minInt, minInt, minInt, minInt
+	r.Usage = sse.Usage{Prompt: minInt, Completion: minInt, Total: minInt, Cached: minInt, Found: false}
+	r.TTFT, r.HeadersAt, r.QueueWait, r.Handoff = minInt, minInt, minInt, minInt
+	r.Attempts, r.UpstreamCode, r.AffinityKey = minInt, minInt, 1<<64-1
 	return r
 }
 
@@ -241,9 +241,9 @@ func hostileRecord(s string) *usageRecord {
 // other strings: each is clipped after escaping, at a character.
 func TestUsageLineBound(t *testing.T) {
 	for _, s := range []string{"\x01", "\"", "é", "a", "\x01é\"\xff", "😀"} {
-		line := appendUsageLine(nil, hostileRecord(s), -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+		line := AppendLine(nil, hostileRecord(s), -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
 		m := strictLine(t, line)
-		if len(line) < maxUsageLine*3/4 {
+		if len(line) < MaxLine*3/4 {
 			t.Errorf("%q: a line of only %d bytes: the budgets leave room unused", s, len(line))
 		}
 		if tried := m["backends_tried"].([]any); len(tried) == 0 {
@@ -252,15 +252,15 @@ func TestUsageLineBound(t *testing.T) {
 	}
 	// The fixed part: every string empty, every number at its widest.
 	r := hostileRecord("x")
-	r.requestID, r.key, r.path, r.model, r.backend, r.errCode, r.clientAddr = "", "", "", "", "", "", ""
-	r.finishReason, r.upstreamModel, r.userAgent, r.userRaw, r.tried = "", "", "", `""`, nil
-	fixed := len(appendUsageLine(nil, r, -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
-	budgets := logIDMax + logKeyMax + logPathMax + logModelMax + logURLMax + logErrMax + logClientMax +
+	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = "", "", "", "", "", "", ""
+	r.FinishReason, r.UpstreamModel, r.UserAgent, r.UserRaw, r.Tried = "", "", "", `""`, nil
+	fixed := len(AppendLine(nil, r, -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
+	budgets := logIDMax + logKeyMax + PathMax + logModelMax + logURLMax + logErrMax + logClientMax +
 		logFinishMax + logTriedMax + logUpstreamModelMax + logUserMax + logUAMax
-	if fixed+budgets > maxUsageLine {
-		t.Fatalf("fixed part %d + budgets %d = %d > %d", fixed, budgets, fixed+budgets, maxUsageLine)
+	if fixed+budgets > MaxLine {
+		t.Fatalf("fixed part %d + budgets %d = %d > %d", fixed, budgets, fixed+budgets, MaxLine)
 	}
-	t.Logf("fixed part %d bytes, budgets %d, total %d of %d", fixed, budgets, fixed+budgets, maxUsageLine)
+	t.Logf("fixed part %d bytes, budgets %d, total %d of %d", fixed, budgets, fixed+budgets, MaxLine)
 }
 
 // A string that fits its budget is logged whole and exactly; one that does
@@ -294,18 +294,28 @@ func FuzzUsageLine(f *testing.F) {
 	f.Add(strings.Repeat("\x01", 900), strings.Repeat("é", 400), strings.Repeat("\"", 300), `"\ud800\udc00\ud800"`, "", "")
 	f.Fuzz(func(t *testing.T, path, ua, model, userRaw, finish, other string) {
 		r := sampleRecord()
-		r.path, r.userAgent, r.model, r.userRaw, r.finishReason = path, ua, model, userRaw, finish
-		r.key, r.backend, r.upstreamModel, r.errCode, r.tried = other, other, other, other, []string{other, other}
+		r.Path, r.UserAgent, r.Model, r.UserRaw, r.FinishReason = path, ua, model, userRaw, finish
+		r.Key, r.Backend, r.UpstreamModel, r.ErrCode, r.Tried = other, other, other, other, []string{other, other}
 		var out lineCapture
-		u := &usageLog{w: &out, worker: 1}
-		u.write(r, time.Now())
+		u := &Log{w: &out, worker: 1}
+		u.Write(r, time.Now())
 		m := strictLine(t, out.last)
 		for name, v := range map[string]string{"path": path, "user_agent": ua, "model": model, "finish_reason": finish} {
 			// Within every budget once escaped (the budgets count escaped bytes:
 			// finish_reason's, 64, is the smallest).
-			if len(appendJSONString(nil, v)) <= 64+2 && utf8.ValidString(v) && m[name] != v {
+			if escapedLen(v) <= 64+2 && utf8.ValidString(v) && m[name] != v {
 				t.Fatalf("%s %q logged as %q", name, v, m[name])
 			}
 		}
 	})
+}
+
+// escapedLen is the length of v as a JSON string, quotes included, with
+// no HTML escaping (as the line escapes it).
+func escapedLen(v string) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) //nolint:errcheck // a string always encodes
+	return b.Len() - 1
 }

@@ -1,10 +1,11 @@
-package proxy
+package queue
 
 import (
 	"math"
 	"sync/atomic"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/proxy/sat"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -103,41 +104,41 @@ func serviceUnits(tokens int64, weight float64) int64 {
 	return int64(u)
 }
 
-// servedTokens is a counter's value in tokens of a key of weight 1, for
+// ServedTokens is a counter's value in tokens of a key of weight 1, for
 // logs and metrics.
-func servedTokens(units int64) int64 { return units / unitsPerToken }
+func ServedTokens(units int64) int64 { return units / unitsPerToken }
 
-// fairKey is a waiting or served request's key as the fair queue sees it;
+// Key is a waiting or served request's key as the fair queue sees it;
 // the zero value (no key: unit tests) has priority 0, weight 1 and no
 // finish tag (every start tag is the virtual time).
-type fairKey struct {
-	name     string
-	cell     *shm.Cell // the key's cell: its finish tag, its waiting counts
-	weight   float64
-	priority int
+type Key struct {
+	Name     string    // the key's configured name: its line in each worker's queue
+	Cell     *shm.Cell // the key's cell: its finish tag, its waiting counts
+	Weight   float64   // its share of service against other keys (0: config.DefaultKeyWeight)
+	Priority int       // its tier: higher goes first
 }
 
 // served is the key's finish tag now.
-func (k fairKey) served() int64 {
-	if k.cell == nil {
+func (k Key) served() int64 {
+	if k.Cell == nil {
 		return 0
 	}
-	return atomic.LoadInt64(k.cell.Scalar(shm.KeyServedScalar))
+	return atomic.LoadInt64(k.Cell.Scalar(shm.KeyServedScalar))
 }
 
-// claim gives a request of the key that costs tokens its start tag — the
+// Claim gives a request of the key that costs tokens its start tag — the
 // key's finish tag, or virtual if that is later — and moves the key's
 // finish tag on by the cost.
-func (k fairKey) claim(tokens, virtual int64) (start int64) {
-	if k.cell == nil {
+func (k Key) Claim(tokens, virtual int64) (start int64) {
+	if k.Cell == nil {
 		return virtual
 	}
-	u := serviceUnits(tokens, k.weight)
-	p := k.cell.Scalar(shm.KeyServedScalar)
+	u := serviceUnits(tokens, k.Weight)
+	p := k.Cell.Scalar(shm.KeyServedScalar)
 	for {
 		old := atomic.LoadInt64(p)
 		start = max(old, virtual)
-		if atomic.CompareAndSwapInt64(p, old, satAdd(start, u)) {
+		if atomic.CompareAndSwapInt64(p, old, sat.Add(start, u)) {
 			return start
 		}
 	}
@@ -145,20 +146,20 @@ func (k fairKey) claim(tokens, virtual int64) (start int64) {
 
 // charge moves the key's finish tag on by tokens (a request that used more
 // than it was charged).
-func (k fairKey) charge(tokens int64) {
-	if k.cell != nil {
-		satAddAtomic(k.cell.Scalar(shm.KeyServedScalar), serviceUnits(tokens, k.weight))
+func (k Key) charge(tokens int64) {
+	if k.Cell != nil {
+		sat.AddAtomic(k.Cell.Scalar(shm.KeyServedScalar), serviceUnits(tokens, k.Weight))
 	}
 }
 
-// refund takes tokens back from the key's finish tag (a request that used
+// Refund takes tokens back from the key's finish tag (a request that used
 // fewer than it was charged, or never got its slot), never below zero.
-func (k fairKey) refund(tokens int64) {
-	if k.cell == nil {
+func (k Key) Refund(tokens int64) {
+	if k.Cell == nil {
 		return
 	}
-	u := serviceUnits(tokens, k.weight)
-	p := k.cell.Scalar(shm.KeyServedScalar)
+	u := serviceUnits(tokens, k.Weight)
+	p := k.Cell.Scalar(shm.KeyServedScalar)
 	for {
 		old := atomic.LoadInt64(p)
 		if atomic.CompareAndSwapInt64(p, old, max(old-u, 0)) {
@@ -196,18 +197,7 @@ func advanceVirtual(p *int64, start int64) {
 	}
 }
 
-// satAddAtomic adds d ≥ 0 to *p, at most math.MaxInt64, and returns the
-// value before.
-func satAddAtomic(p *int64, d int64) int64 {
-	for {
-		old := atomic.LoadInt64(p)
-		if atomic.CompareAndSwapInt64(p, old, satAdd(old, d)) {
-			return old
-		}
-	}
-}
-
-// expectedRest is what the key's requests use beyond their prompt's
+// ExpectedRest is what the key's requests use beyond their prompt's
 // estimate, on a moving mean (KeyMeanRestScalar): charged with the prompt
 // when a request takes its slot. VTC counts an answer's tokens as they
 // are generated; a gateway sees them when the usage arrives at the end,
@@ -215,22 +205,22 @@ func satAddAtomic(p *int64, d int64) int64 {
 // answer in flight — minutes of a key's work, for long generations — and
 // the key would take slots it has already used up. Charging the key's
 // usual answer at once leaves only its deviation from the mean to settle.
-func (k fairKey) expectedRest() int64 {
-	if k.cell == nil {
+func (k Key) ExpectedRest() int64 {
+	if k.Cell == nil {
 		return 0
 	}
-	return max(atomic.LoadInt64(k.cell.Scalar(shm.KeyMeanRestScalar)), 0)
+	return max(atomic.LoadInt64(k.Cell.Scalar(shm.KeyMeanRestScalar)), 0)
 }
 
 // learnRest moves the key's mean of what its requests use beyond their
 // prompt's estimate towards rest: a mean over about the last 4 requests,
 // taken whole from the first. Two workers settling at once may lose one's
 // step, which a mean can spare.
-func (k fairKey) learnRest(rest int64) {
-	if k.cell == nil {
+func (k Key) learnRest(rest int64) {
+	if k.Cell == nil {
 		return
 	}
-	p := k.cell.Scalar(shm.KeyMeanRestScalar)
+	p := k.Cell.Scalar(shm.KeyMeanRestScalar)
 	rest = max(rest, 0)
 	if old := atomic.LoadInt64(p); old == 0 {
 		atomic.StoreInt64(p, rest)
@@ -239,17 +229,17 @@ func (k fairKey) learnRest(rest int64) {
 	}
 }
 
-// settleService corrects a key's counter once a request's usage is known:
+// Settle corrects a key's counter once a request's usage is known:
 // it was charged charged tokens (its prompt's estimate, prompt, and its
 // key's usual rest) when it took its slot, and used used (prompt and
 // completion, as the backend reported).
-func settleService(k fairKey, prompt, charged, used int64) {
+func (k Key) Settle(prompt, charged, used int64) {
 	used = max(used, 0)
 	k.learnRest(used - prompt)
 	switch {
 	case used > charged:
 		k.charge(used - charged)
 	case used < charged:
-		k.refund(charged - used)
+		k.Refund(charged - used)
 	}
 }

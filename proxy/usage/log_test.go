@@ -1,4 +1,4 @@
-package proxy
+package usage
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 // lock, and a nil writer panicked in emit.
 func TestUsageLogTurnedOffWhileWriting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "u.log")
-	u, err := openUsageLog(path, 0, 0)
+	u, err := Open(path, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,20 +22,20 @@ func TestUsageLogTurnedOffWhileWriting(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec := &usageRecord{start: time.Now(), requestID: "x"}
+			rec := &Record{Start: time.Now(), RequestID: "x"}
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				u.write(rec, time.Now())
+				u.Write(rec, time.Now())
 			}
 		}()
 	}
 	for i := 0; i < 50000; i++ {
-		u.retarget("off", 0)
-		u.retarget(path, 0)
+		u.Retarget("off", 0)
+		u.Retarget(path, 0)
 	}
 	close(stop)
 	wg.Wait()

@@ -1,4 +1,4 @@
-package proxy
+package queue
 
 import (
 	"context"
@@ -66,22 +66,22 @@ func TestServiceUnits(t *testing.T) {
 }
 
 // fairRig is a queueRig with key cells.
-func fairRig(t *testing.T, slots int64, keys ...string) (*queueRig, map[string]fairKey) {
+func fairRig(t *testing.T, slots int64, keys ...string) (*queueRig, map[string]Key) {
 	t.Helper()
 	r := newQueueRig(t, slots)
-	out := map[string]fairKey{}
+	out := map[string]Key{}
 	for _, k := range keys {
 		c, err := r.region.Alloc(shm.KeyCell(k))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[k] = fairKey{name: k, cell: c, weight: 1}
+		out[k] = Key{Name: k, Cell: c, Weight: 1}
 	}
 	return r, out
 }
 
 // queueAs is queueIn for a request of key charged tokens.
-func (r *queueRig) queueAs(col int, key fairKey, tokens int64) (<-chan taken, func()) {
+func (r *queueRig) queueAs(col int, key Key, tokens int64) (<-chan taken, func()) {
 	r.t.Helper()
 	depth := r.qcell.Total()
 	c, leave := r.takeAs(col, key, tokens)
@@ -107,7 +107,7 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 	r, k := fairRig(t, 1, "heavy", "light")
 	heavy, light := k["heavy"], k["light"]
 	units := func(tokens int64) int64 { return serviceUnits(tokens, 1) }
-	atomic.StoreInt64(heavy.cell.Scalar(shm.KeyServedScalar), units(5000))
+	atomic.StoreInt64(heavy.Cell.Scalar(shm.KeyServedScalar), units(5000))
 	if c, _ := r.takeAs(0, heavy, 1000); (<-c).b == nil { // the one slot: heavy at 6000
 		t.Fatal("no slot while nobody waits")
 	}
@@ -123,35 +123,35 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 
 	// light's request starts at 5000, heavy's waiters at 6000 and 7000:
 	// light goes first.
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	if !r.woken(1) || r.woken(0) {
 		t.Fatal("the freed slot did not wake (only) the worker of the least served key")
 	}
-	r.model[0].queue.dispatch() // its best waiter is heavy's: it hands over
+	r.lq[0].dispatch() // its best waiter is heavy's: it hands over
 	if r.bcell.Total() != 0 {
 		t.Fatal("worker 0 gave the slot to heavy's waiter while light, served less, waits in worker 1")
 	}
-	r.model[1].queue.dispatch()
+	r.lq[1].dispatch()
 	r.served(l1, "light, the least served key")
 	notYet(t, h1, "heavy's first waiter")
 
 	// heavy's first waiter (6000) next.
-	r.gw[1].queues.releaseSlot(r.model[1], r.be[1])
-	r.model[1].queue.dispatch()
-	r.model[0].queue.dispatch()
+	r.release(1, r.be[1])
+	r.lq[1].dispatch()
+	r.lq[0].dispatch()
 	r.served(h1, "heavy's first waiter")
 
 	// light waits again, younger than heavy's second: it starts at 6000
 	// (its finish tag, and the virtual time), heavy's second at 7000.
 	l2, _ := r.queueAs(1, light, 1000)
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
-	r.model[0].queue.dispatch()
-	r.model[1].queue.dispatch()
+	r.release(0, r.be[0])
+	r.lq[0].dispatch()
+	r.lq[1].dispatch()
 	r.served(l2, "light's second request")
 	notYet(t, h2, "heavy's second waiter")
-	r.gw[1].queues.releaseSlot(r.model[1], r.be[1])
-	r.model[1].queue.dispatch()
-	r.model[0].queue.dispatch()
+	r.release(1, r.be[1])
+	r.lq[1].dispatch()
+	r.lq[0].dispatch()
 	r.served(h2, "heavy's second waiter")
 	if got := heavy.served(); got != units(8000) {
 		t.Errorf("heavy's finish tag is %d units after 3 requests of 1000 from 5000, want %d", got, units(8000))
@@ -163,20 +163,20 @@ func TestFairQueueLeastServedFirst(t *testing.T) {
 func TestFairQueuePriorityFirst(t *testing.T) {
 	r, k := fairRig(t, 1, "low", "high")
 	low, high := k["low"], k["high"]
-	high.priority = 1
-	atomic.StoreInt64(high.cell.Scalar(shm.KeyServedScalar), serviceUnits(1e9, 1)) // served far more
+	high.Priority = 1
+	atomic.StoreInt64(high.Cell.Scalar(shm.KeyServedScalar), serviceUnits(1e9, 1)) // served far more
 	r.slotNow(0)
 	l1, _ := r.queueAs(0, low, 10)
 	l2, _ := r.queueAs(1, low, 10)
 	h1, _ := r.queueAs(1, high, 10)
 	r.woken(0)
 	r.woken(1)
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	if !r.woken(1) || r.woken(0) {
 		t.Fatal("the freed slot did not wake (only) the worker of the higher tier's waiter")
 	}
-	r.model[0].queue.dispatch()
-	r.model[1].queue.dispatch()
+	r.lq[0].dispatch()
+	r.lq[1].dispatch()
 	r.served(h1, "the priority-1 request")
 	notYet(t, l1, "the older priority-0 request")
 	notYet(t, l2, "priority-0 request")
@@ -195,7 +195,7 @@ func TestFairQueueLiftsAnIdleKey(t *testing.T) {
 		if got := <-c; got.b == nil {
 			t.Fatal("no slot while nobody waits")
 		}
-		r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+		r.release(0, r.be[0])
 	}
 	if c, _ := r.takeAs(0, busy, 100); (<-c).b == nil {
 		t.Fatal("no slot while nobody waits")
@@ -208,16 +208,16 @@ func TestFairQueueLiftsAnIdleKey(t *testing.T) {
 	if got := idle.served(); got != units(700) {
 		t.Fatalf("the idle key's second request moved its finish tag to %d, want %d", got, units(700))
 	}
-	if n := idle.cell.MarkCount(); n != 2 {
+	if n := idle.Cell.MarkCount(); n != 2 {
 		t.Fatalf("the key's waiting count is %d, want 2", n)
 	}
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
-	r.model[1].queue.dispatch()
+	r.release(0, r.be[0])
+	r.lq[1].dispatch()
 	r.served(i1, "the first waiter")
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
-	r.model[1].queue.dispatch()
+	r.release(0, r.be[0])
+	r.lq[1].dispatch()
 	r.served(i2, "the second waiter")
-	if n := idle.cell.MarkCount(); n != 0 {
+	if n := idle.Cell.MarkCount(); n != 0 {
 		t.Fatalf("the key's waiting count is %d with nobody waiting", n)
 	}
 	// A request that leaves before its slot gives its cost back (the slot
@@ -240,26 +240,26 @@ func TestSettleService(t *testing.T) {
 	}
 	defer region.Close()
 	c, _ := region.Alloc(shm.KeyCell("k"))
-	k := fairKey{name: "k", cell: c, weight: 2}
-	k.claim(100, 0)
-	settleService(k, 100, 100, 300)
+	k := Key{Name: "k", Cell: c, Weight: 2}
+	k.Claim(100, 0)
+	k.Settle(100, 100, 300)
 	if got, want := k.served(), serviceUnits(300, 2); got != want {
 		t.Errorf("after settling 300 used against 100 charged: %d, want %d", got, want)
 	}
-	if got := k.expectedRest(); got != 200 {
+	if got := k.ExpectedRest(); got != 200 {
 		t.Errorf("the key's usual rest after one request that used 200 past its prompt: %d, want 200", got)
 	}
-	settleService(k, 10, 100, 20)
+	k.Settle(10, 100, 20)
 	if got, want := k.served(), serviceUnits(300, 2)-serviceUnits(80, 2); got != want {
 		t.Errorf("after a refund: %d, want %d", got, want)
 	}
 	for range 100 {
 		k.learnRest(400)
 	}
-	if got := k.expectedRest(); got < 390 || got > 400 {
+	if got := k.ExpectedRest(); got < 390 || got > 400 {
 		t.Errorf("the usual rest after 100 requests that used 400 past their prompt: %d", got)
 	}
-	k.refund(1e12)
+	k.Refund(1e12)
 	if k.served() != 0 {
 		t.Errorf("a refund took the counter below 0: %d", k.served())
 	}
@@ -271,23 +271,22 @@ func TestSettleService(t *testing.T) {
 // waiter past the locality window does not jump the head.
 func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
 	r, a, c, take := localityRig(t)
-	g, m := r.gw[0], r.model[0]
-	m.queueMax = 100
-	queue := func(cands []*backendRoute) <-chan *backendRoute {
+	r.lim.Max = 100
+	queue := func(cands []*testBackend) <-chan *testBackend {
 		n := r.qcell.Total()
 		ch := take(cands)
 		r.await("a request to queue", func() bool { return r.qcell.Total() == n+1 }, nil)
 		return ch
 	}
-	for _, b := range []*backendRoute{a, c} { // both slots taken
-		if got := <-take([]*backendRoute{b}); got != b {
+	for _, b := range []*testBackend{a, c} { // both slots taken
+		if got := <-take([]*testBackend{b}); got != b {
 			t.Fatal("no slot while nobody waits")
 		}
 	}
-	wantA := queue([]*backendRoute{a, c}) // the head: would rather have a
-	wantC := queue([]*backendRoute{c, a}) // right behind it: would rather have c
-	g.queues.releaseSlot(m, c)
-	r.model[0].queue.dispatch()
+	wantA := queue([]*testBackend{a, c}) // the head: would rather have a
+	wantC := queue([]*testBackend{c, a}) // right behind it: would rather have c
+	r.release(0, c)
+	r.lq[0].dispatch()
 	select {
 	case got := <-wantC:
 		if got != c {
@@ -298,21 +297,21 @@ func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("nobody got the freed slot")
 	}
-	g.queues.releaseSlot(m, a)
-	r.model[0].queue.dispatch()
+	r.release(0, a)
+	r.lq[0].dispatch()
 	if got := <-wantA; got != a {
 		t.Fatalf("the head got %v, want a", got)
 	}
 
 	// Now the waiter that prefers c is past the window, behind 17 others:
 	// the head takes c.
-	head := queue([]*backendRoute{a, c})
+	head := queue([]*testBackend{a, c})
 	for range localityWindow + 1 {
-		queue([]*backendRoute{a})
+		queue([]*testBackend{a})
 	}
-	far := queue([]*backendRoute{c, a})
-	g.queues.releaseSlot(m, c) // the slot wantC took
-	r.model[0].queue.dispatch()
+	far := queue([]*testBackend{c, a})
+	r.release(0, c) // the slot wantC took
+	r.lq[0].dispatch()
 	select {
 	case got := <-head:
 		if got != c {
@@ -334,9 +333,9 @@ func TestQueuePrefersWaiterOfTheFreedBackend(t *testing.T) {
 func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 	r, k := fairRig(t, 1, "low", "high", "heavy", "light")
 	low, high, heavy, light := k["low"], k["high"], k["heavy"], k["light"]
-	high.priority = 3
-	atomic.StoreInt64(high.cell.Scalar(shm.KeyServedScalar), serviceUnits(1e6, 1)) // served far more: the tier decides
-	pinnedAs := func(col int, key fairKey, tokens int64) <-chan taken {
+	high.Priority = 3
+	atomic.StoreInt64(high.Cell.Scalar(shm.KeyServedScalar), serviceUnits(1e6, 1)) // served far more: the tier decides
+	pinnedAs := func(col int, key Key, tokens int64) <-chan taken {
 		out := make(chan taken, 1)
 		depth := r.qcell.Total()
 		r.running.Add(1)
@@ -344,16 +343,16 @@ func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 		r.leaves = append(r.leaves, cancel)
 		go func() {
 			defer r.running.Done()
-			b, e := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, true, key, tokens)
+			b, e := r.takeSlot(col, ctx, []*testBackend{r.be[col]}, true, key, tokens)
 			out <- taken{b, e}
 		}()
 		r.await("the pinned request to wait", func() bool { return r.qcell.Total() == depth+1 }, out)
 		return out
 	}
 	release := func(col int) {
-		r.gw[col].queues.releaseSlot(r.model[col], r.be[col])
-		r.model[0].queue.dispatch()
-		r.model[1].queue.dispatch()
+		r.release(col, r.be[col])
+		r.lq[0].dispatch()
+		r.lq[1].dispatch()
 	}
 
 	// Tiers: the priority-3 key queued first, in the other worker; the
@@ -372,7 +371,7 @@ func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 	units := func(tokens int64) int64 { return serviceUnits(tokens, 1) }
 	virtual := atomic.LoadInt64(r.qcell.Scalar(shm.QueueVirtualScalar))
 	heavyStart := virtual + units(1e5)
-	atomic.StoreInt64(heavy.cell.Scalar(shm.KeyServedScalar), heavyStart)
+	atomic.StoreInt64(heavy.Cell.Scalar(shm.KeyServedScalar), heavyStart)
 	p2 := pinnedAs(0, heavy, 100) // starts at heavy's finish tag, 1e5 tokens past the virtual time
 	l1, _ := r.queueAs(1, light, 100)
 	release(0)
@@ -383,7 +382,7 @@ func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 	if v := atomic.LoadInt64(r.qcell.Scalar(shm.QueueVirtualScalar)); v != heavyStart {
 		t.Errorf("virtual time %d after the follow-up's grant, want its start tag %d", v, heavyStart)
 	}
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	if d := r.qcell.Total(); d != 0 {
 		t.Fatalf("queue depth %d after everyone was served", d)
 	}
@@ -393,17 +392,16 @@ func TestPinnedWaiterKeepsItsTurn(t *testing.T) {
 // locality: it takes the free slot.
 func TestLocalityNotForAHeadWhoseBackendIsDown(t *testing.T) {
 	r, a, c, take := localityRig(t)
-	g, m := r.gw[0], r.model[0]
-	if got := <-take([]*backendRoute{c}); got != c { // c's one slot taken
+	if got := <-take([]*testBackend{c}); got != c { // c's one slot taken
 		t.Fatal("no slot while nobody waits")
 	}
 	a.up.Store(false) // the head's first choice is out of rotation
-	head := take([]*backendRoute{a, c})
+	head := take([]*testBackend{a, c})
 	r.await("the head to wait", func() bool { return r.qcell.Total() == 1 }, nil)
-	other := take([]*backendRoute{c, a})
+	other := take([]*testBackend{c, a})
 	r.await("the other to wait", func() bool { return r.qcell.Total() == 2 }, nil)
-	g.queues.releaseSlot(m, c)
-	m.queue.dispatch()
+	r.release(0, c)
+	r.lq[0].dispatch()
 	select {
 	case got := <-head:
 		if got != c {
@@ -420,25 +418,23 @@ func TestLocalityNotForAHeadWhoseBackendIsDown(t *testing.T) {
 // of one slot, a (the rig's) and c, and take, which asks worker 0 for a
 // slot on cands for a request of k costing 10 tokens and delivers what it
 // got.
-func localityRig(t *testing.T) (r *queueRig, a, c *backendRoute, take func(cands []*backendRoute) <-chan *backendRoute) {
+func localityRig(t *testing.T) (r *queueRig, a, c *testBackend, take func(cands []*testBackend) <-chan *testBackend) {
 	t.Helper()
 	r, keys := fairRig(t, 1, "k")
 	ccell, err := r.region.Alloc(shm.BackendCell("m", "http://c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, m := r.gw[0], r.model[0]
-	a, c = r.be[0], &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	a, c = r.be[0], &testBackend{url: "http://c", cell: ccell, slots: 1}
 	c.up.Store(true)
-	m.backends = []*backendRoute{a, c}
-	take = func(cands []*backendRoute) <-chan *backendRoute {
-		out := make(chan *backendRoute, 1)
+	take = func(cands []*testBackend) <-chan *testBackend {
+		out := make(chan *testBackend, 1)
 		r.running.Add(1)
 		ctx, cancel := context.WithCancel(context.Background())
 		r.leaves = append(r.leaves, cancel)
 		go func() {
 			defer r.running.Done()
-			b, _ := g.takeSlot(ctx, m, cands, &usageRecord{}, false, keys["k"], 10)
+			b, _ := r.takeSlot(0, ctx, cands, false, keys["k"], 10)
 			out <- b
 		}()
 		return out

@@ -1,8 +1,9 @@
-package proxy
+package queue
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,9 +20,10 @@ import (
 type queueRig struct {
 	t      *testing.T
 	region *shm.Region
-	gw     [2]*Gateway
-	model  [2]*modelRoute
-	be     [2]*backendRoute
+	set    [2]*Set[*testBackend]
+	lq     [2]*Queue[*testBackend]
+	lim    Limits
+	be     [2]*testBackend
 	wakeR  [2]int // read end of each worker's wake pipe
 	qcell  *shm.Cell
 	bcell  *shm.Cell
@@ -60,38 +62,59 @@ func newQueueRig(t *testing.T, slots int64) *queueRig {
 		t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
 		r.wakeR[col], wakeW[col] = p[0], p[1]
 	}
+	r.lim = Limits{Max: 10, Timeout: time.Hour}
 	for col := range 2 {
-		q := newQueues(col, region, wakeW)
-		r.gw[col] = &Gateway{region: region, col: col, queues: q}
-		r.be[col] = &backendRoute{url: "http://b", cell: region.Lookup(shm.BackendCell("m", "http://b")), slots: slots}
+		r.set[col] = NewSet[*testBackend](col, region, wakeW)
+		r.be[col] = &testBackend{url: "http://b", cell: region.Lookup(shm.BackendCell("m", "http://b")), slots: slots}
 		r.be[col].up.Store(true)
-		r.model[col] = &modelRoute{name: "m", backends: []*backendRoute{r.be[col]}, queueMax: 10, queueTimeout: time.Hour,
-			queue: q.forModel("m", region.Lookup(shm.QueueCell("m")))}
+		r.lq[col] = r.set[col].ForModel("m", region.Lookup(shm.QueueCell("m")))
 	}
 	return r
 }
 
+// testBackend is a backend of slots slots, in rotation while up.
+type testBackend struct {
+	url   string
+	cell  *shm.Cell
+	slots int64
+	up    atomic.Bool
+}
+
+func (b *testBackend) Healthy(time.Time) bool        { return b.up.Load() }
+func (b *testBackend) Acquire(col int, _ int64) bool { return b.cell.Acquire(col, b.slots) }
+func (b *testBackend) Cell() *shm.Cell               { return b.cell }
+func (b *testBackend) SiblingQueues() []*shm.Cell    { return nil }
+
+// takeSlot asks worker col's queue for a slot on cands.
+func (r *queueRig) takeSlot(col int, ctx context.Context, cands []*testBackend, pinned bool, key Key, tokens int64) (*testBackend, error) {
+	b, _, err := r.set[col].Take(ctx, r.lq[col], cands, pinned, key, tokens, r.lim)
+	return b, err
+}
+
+// release gives back a slot of b taken in worker col.
+func (r *queueRig) release(col int, b *testBackend) { r.set[col].Release(r.lq[col], b) }
+
 // taken is the end of one takeSlot call.
 type taken struct {
-	b   *backendRoute
-	err *apiError
+	b   *testBackend
+	err error
 }
 
 // take calls takeSlot in worker col and returns at once; the call's end
 // arrives on the channel, and leave makes its client go away.
 func (r *queueRig) take(col int) (c <-chan taken, leave context.CancelFunc) {
-	return r.takeAs(col, fairKey{}, 0)
+	return r.takeAs(col, Key{}, 0)
 }
 
 // takeAs is take for a request of key, charged tokens at its slot.
-func (r *queueRig) takeAs(col int, key fairKey, tokens int64) (c <-chan taken, leave context.CancelFunc) {
+func (r *queueRig) takeAs(col int, key Key, tokens int64) (c <-chan taken, leave context.CancelFunc) {
 	out := make(chan taken, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.leaves = append(r.leaves, cancel)
 	r.running.Add(1)
 	go func() {
 		defer r.running.Done()
-		b, err := r.gw[col].takeSlot(ctx, r.model[col], r.model[col].backends, &usageRecord{}, false, key, tokens)
+		b, err := r.takeSlot(col, ctx, []*testBackend{r.be[col]}, false, key, tokens)
 		out <- taken{b, err}
 	}()
 	return out, cancel
@@ -141,7 +164,7 @@ func (r *queueRig) queueIn(col int) (<-chan taken, context.CancelFunc) {
 
 // localWaiters is the number of waiters in worker col's local queue.
 func (r *queueRig) localWaiters(col int) int {
-	lq := r.model[col].queue
+	lq := r.lq[col]
 	lq.mu.Lock()
 	defer lq.mu.Unlock()
 	return lq.waiting
@@ -152,7 +175,7 @@ func (r *queueRig) localWaiters(col int) int {
 func (r *queueRig) woken(col int) bool {
 	w := false
 	select {
-	case <-r.gw[col].queues.kick:
+	case <-r.set[col].kick:
 		w = true
 	default:
 	}
@@ -193,41 +216,41 @@ func TestQueueOrderAcrossWorkers(t *testing.T) {
 	r.woken(1)
 
 	// The slot frees in worker 1: the oldest waiter's worker is told.
-	r.gw[1].queues.releaseSlot(r.model[1], r.be[1])
+	r.release(1, r.be[1])
 	if !r.woken(0) || r.woken(1) {
 		t.Fatal("a freed slot did not wake (only) the worker of the oldest waiter")
 	}
 	// Worker 1 dispatches first (its own tick, say): its waiter is not the
 	// oldest, so it hands nothing over and tells worker 0.
-	r.model[1].queue.dispatch()
+	r.lq[1].dispatch()
 	if r.bcell.Total() != 0 {
 		t.Fatal("worker 1 gave the slot to its waiter while an older one waits in worker 0 (the cross-worker oldest-ticket check)")
 	}
 	if !r.woken(0) {
 		t.Fatal("worker 1 held back for an older waiter without telling its worker")
 	}
-	r.model[0].queue.dispatch()
+	r.lq[0].dispatch()
 	r.served(a, "the oldest waiter")
 
 	// a ends; before anyone dispatches, a newcomer arrives in worker 0 and
 	// finds the slot free: it queues behind b instead of taking it.
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	c, _ := r.take(0)
 	r.await("the newcomer to queue behind the waiter", func() bool { return r.qcell.Total() == 2 }, c)
 	if r.bcell.Total() != 0 {
 		t.Fatal("a newcomer took the free slot while a request waited (newcomers overtook)")
 	}
-	r.model[0].queue.dispatch() // c is younger than b: nothing
+	r.lq[0].dispatch() // c is younger than b: nothing
 	if r.bcell.Total() != 0 {
 		t.Fatal("worker 0 gave the slot to the newcomer while an older waiter waits in worker 1")
 	}
-	r.model[1].queue.dispatch()
+	r.lq[1].dispatch()
 	r.served(b, "the waiter the newcomer found")
-	r.gw[1].queues.releaseSlot(r.model[1], r.be[1])
-	r.model[0].queue.dispatch()
+	r.release(1, r.be[1])
+	r.lq[0].dispatch()
 	r.served(c, "the newcomer, last")
 
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	if m, _ := r.qcell.MinMark(); r.qcell.Total() != 0 || m != shm.NoMark || r.bcell.Total() != 0 {
 		t.Fatalf("after all: queue depth %d, oldest mark %d, slots in use %d", r.qcell.Total(), m, r.bcell.Total())
 	}
@@ -245,17 +268,17 @@ func TestQueueWakeUpPassedOn(t *testing.T) {
 	b, _ := r.queueIn(1)
 	r.woken(0)
 	r.woken(1)
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
+	r.release(0, r.be[0])
 	if r.woken(1) {
 		t.Fatal("the younger waiter's worker was woken by the releases")
 	}
-	r.model[0].queue.dispatch()
+	r.lq[0].dispatch()
 	r.served(a, "the oldest waiter")
 	if !r.woken(1) {
 		t.Fatal("a slot is free and a request waits in worker 1, which was not told")
 	}
-	r.model[1].queue.dispatch()
+	r.lq[1].dispatch()
 	r.served(b, "the other waiter")
 
 	// Both slots are taken again (by a and b). The oldest waiter's client
@@ -265,16 +288,16 @@ func TestQueueWakeUpPassedOn(t *testing.T) {
 	d, _ := r.queueIn(1)
 	r.woken(0)
 	r.woken(1)
-	r.gw[0].queues.releaseSlot(r.model[0], r.be[0])
+	r.release(0, r.be[0])
 	leave()
-	if got := <-c; got.b != nil || got.err != errClientClosed {
+	if got := <-c; got.b != nil || got.err != ErrLeft {
 		t.Fatalf("the request whose client left: slot %v, error %v", got.b != nil, got.err)
 	}
-	r.model[0].queue.dispatch()
+	r.lq[0].dispatch()
 	if !r.woken(1) {
 		t.Fatal("the oldest waiter left: the slot freed for it is free and worker 1, with a waiter, was not told")
 	}
-	r.model[1].queue.dispatch()
+	r.lq[1].dispatch()
 	r.served(d, "the waiter after the one that left")
 }
 
@@ -287,26 +310,25 @@ func TestPinnedWaiterDoesNotBlockTheQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, m, holder := r.gw[0], r.model[0], r.be[0]
-	other := &backendRoute{url: "http://c", cell: ccell, slots: 1}
+	holder := r.be[0]
+	other := &testBackend{url: "http://c", cell: ccell, slots: 1}
 	other.up.Store(true)
-	m.backends = []*backendRoute{holder, other}
-	go g.queues.run(t.Context())
+	go r.set[0].Run(t.Context())
 
 	ctx := t.Context()
-	if b, e := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, false, fairKey{}, 0); b != holder {
+	if b, e := r.takeSlot(0, ctx, []*testBackend{holder}, false, Key{}, 0); b != holder {
 		t.Fatalf("the holder's one slot was not given at once: %v", e)
 	}
-	pinned := make(chan *backendRoute, 1)
+	pinned := make(chan *testBackend, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder}, &usageRecord{}, true, fairKey{}, 0)
+		b, _ := r.takeSlot(0, ctx, []*testBackend{holder}, true, Key{}, 0)
 		pinned <- b
 	}()
 	r.await("the pinned request to wait", func() bool { return r.qcell.Total() == 1 }, nil)
 	// Someone waits: a newcomer queues, and must be served by the free backend.
-	got := make(chan *backendRoute, 1)
+	got := make(chan *testBackend, 1)
 	go func() {
-		b, _ := g.takeSlot(ctx, m, []*backendRoute{holder, other}, &usageRecord{}, false, fairKey{}, 0)
+		b, _ := r.takeSlot(0, ctx, []*testBackend{holder, other}, false, Key{}, 0)
 		got <- b
 	}()
 	select {
@@ -322,7 +344,7 @@ func TestPinnedWaiterDoesNotBlockTheQueue(t *testing.T) {
 		t.Fatalf("the pinned request got %v while its holder was busy", b)
 	default:
 	}
-	g.queues.releaseSlot(m, holder)
+	r.release(0, holder)
 	select {
 	case b := <-pinned:
 		if b != holder {
