@@ -138,6 +138,7 @@ func runWorker(args []string) error {
 	slot := fs.Int("slot", 0, "worker slot")
 	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
 	column := fs.Int("column", -1, "worker column in the shared region (default: the slot)")
+	listeners := fs.Int("listeners", 1, "number of listening sockets handed over, one per listener")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -159,6 +160,16 @@ func runWorker(args []string) error {
 	sock.Close()
 	if err != nil {
 		return fmt.Errorf("adopt listener: %w", err)
+	}
+	var more []net.Listener
+	for k := 1; k < *listeners; k++ {
+		f := os.NewFile(uintptr(supervisor.WorkerWakeAllFD+*wakes+k-1), "listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("adopt listener %d: %w", k, err)
+		}
+		more = append(more, l)
 	}
 	readyPipe := os.NewFile(supervisor.WorkerReadyFD, "ready")
 	region, err := shm.Open(os.NewFile(supervisor.WorkerRegionFD, "region"))
@@ -205,7 +216,7 @@ func runWorker(args []string) error {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1)
 
 	return worker.Run(ctx, worker.Options{
-		Slot: *slot, Listener: ln, Config: cfg, Log: log,
+		Slot: *slot, Listener: ln, More: more, Config: cfg, Log: log,
 		Region: region, Column: *column, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
 		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: frame.Gen,
 		Ready: func() {
