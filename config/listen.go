@@ -170,7 +170,7 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 		if _, _, err := net.SplitHostPort(l.Address); err != nil {
 			add(p, "%q is not host:port", l.Address)
 		}
-		if seen[l.Address] {
+		if _, port, _ := net.SplitHostPort(l.Address); seen[l.Address] && port != "0" { // port 0: each its own
 			add(p, "%s is listed twice", l.Address)
 		}
 		seen[l.Address] = true

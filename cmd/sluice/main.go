@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
@@ -123,9 +124,13 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sluice check:", err)
 		return 2
 	}
-	if _, err := config.Load(path); err != nil {
+	cfg, err := config.Load(path)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	for _, w := range cfg.CertificateWarnings(time.Now()) {
+		fmt.Fprintf(stdout, "%s: %s\n", path, w)
 	}
 	fmt.Fprintf(stdout, "%s: OK\n", path)
 	return 0
