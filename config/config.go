@@ -678,9 +678,6 @@ func (c *Config) applyDefaults() {
 	for _, l := range c.Listen {
 		if l.TLS != nil {
 			l.TLS.MinVersion = cmp.Or(l.TLS.MinVersion, DefaultTLSMinVersion)
-			if l.TLS.TicketRotation == 0 {
-				l.TLS.TicketRotation = Duration(DefaultTicketRotation)
-			}
 		}
 	}
 	if c.Admin == "" {

@@ -38,9 +38,6 @@ type TLS struct {
 	// MinVersion is the oldest TLS version accepted: "1.2" (default) or
 	// "1.3".
 	MinVersion string `yaml:"min_version"`
-	// TicketRotation is how often the session ticket key is replaced
-	// (default 1h); the two before it still decrypt tickets.
-	TicketRotation Duration `yaml:"ticket_rotation"`
 }
 
 // Certificate is one certificate chain and its private key, PEM files.
@@ -52,7 +49,6 @@ type Certificate struct {
 // Defaults of a TLS block.
 const (
 	DefaultTLSMinVersion     = "1.2"
-	DefaultTicketRotation    = time.Hour
 	CertificateExpiryWarning = 14 * 24 * time.Hour // sluice check warns of a certificate that expires sooner
 )
 
@@ -205,9 +201,6 @@ func (t *TLS) validate(path string, add func(path, format string, args ...any)) 
 	case "", "1.2", "1.3":
 	default:
 		add(path+".min_version", "must be \"1.2\" or \"1.3\", got %q", t.MinVersion)
-	}
-	if t.TicketRotation != 0 && time.Duration(t.TicketRotation) < time.Minute {
-		add(path+".ticket_rotation", "must be at least 1m, got %s", time.Duration(t.TicketRotation))
 	}
 }
 
