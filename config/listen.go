@@ -159,15 +159,12 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 	}
 	seen := map[string]bool{}
 	for i, l := range c.Listen {
-		p := fmt.Sprintf("listen[%d]", i)
-		if len(c.Listen) == 1 && l.TLS == nil {
-			p = "listen"
-		}
+		p := fmt.Sprintf("listen[%d]", i) // of the short form, located at listen itself
 		if _, _, err := net.SplitHostPort(l.Address); err != nil {
-			add(p, "%q is not host:port", l.Address)
+			add(p+".address", "%q is not host:port", l.Address)
 		}
 		if _, port, _ := net.SplitHostPort(l.Address); seen[l.Address] && port != "0" { // port 0: each its own
-			add(p, "%s is listed twice", l.Address)
+			add(p+".address", "%s is listed twice", l.Address)
 		}
 		seen[l.Address] = true
 		if l.TLS != nil {
