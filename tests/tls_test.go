@@ -188,3 +188,38 @@ func TestCheckTLSCertificates(t *testing.T) {
 		t.Errorf("a key that is not the certificate's: %v\n%s", err, out)
 	}
 }
+
+// With client_ca, a client certificate chaining to it is required: a
+// client without one fails its handshake, one with one is served.
+func TestTLSClientCertificateRequired(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(t, "server", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	ccert, ckey := pki.issue(t, "client", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	listen := tlsListen(cert, key) + "      client_ca: " + pki.CAFile + "\n"
+	g := startGateway(t, strings.Replace(baseConfig(be.URL(), "off", ""), "listen: 127.0.0.1:0\n", listen, 1))
+	httpsURL := "https://" + strings.Split(g.awaitLog("sluice starting")["listeners"].(string), ",")[1]
+	get := func(certs []tls.Certificate) (*http.Response, error) {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: certs}}}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequest(http.MethodGet, httpsURL+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		return hc.Do(req)
+	}
+	if res, err := get(nil); err == nil {
+		res.Body.Close()
+		t.Fatalf("served without a client certificate: %d", res.StatusCode)
+	}
+	pair, err := tls.LoadX509KeyPair(ccert, ckey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := get([]tls.Certificate{pair})
+	if err != nil {
+		t.Fatalf("with a client certificate: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("with a client certificate: %d", res.StatusCode)
+	}
+}
