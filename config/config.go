@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -61,8 +62,9 @@ const (
 // Config is the whole configuration file. Every field is documented in
 // docs/configuration.md (a test in docs/ checks the two agree).
 type Config struct {
-	// Listen is the client-facing address, host:port.
-	Listen string `yaml:"listen"`
+	// Listen is the client-facing listeners: one address (host:port,
+	// plain HTTP) or a list of {address, tls} (listen.go).
+	Listen Listeners `yaml:"listen"`
 	// Admin is the address of the admin listener (/healthz, /readyz).
 	Admin string `yaml:"admin"`
 	// AdminTokenEnv names an environment variable holding a bearer token
@@ -594,7 +596,7 @@ func nodeErrorf(node ast.Node, format string, args ...any) error {
 // gomaxprocs, and keepalive_timeout. Each entry says what changed.
 func ProcessChanges(old, new *Config) []string {
 	var out []string
-	diff(&out, "listen", old.Listen, new.Listen)
+	diff(&out, "listen", old.Listen.String(), new.Listen.String())
 	diff(&out, "workers", old.Workers, new.Workers)
 	diff(&out, "pin_cpus", old.PinCPUs, new.PinCPUs)
 	diff(&out, "gomaxprocs", old.GoMaxProcs, new.GoMaxProcs)
@@ -670,8 +672,13 @@ func (c *Config) BodyTempDirPath() string {
 
 // applyDefaults fills every field the file left out.
 func (c *Config) applyDefaults() {
-	if c.Listen == "" {
-		c.Listen = DefaultListen
+	if len(c.Listen) == 0 {
+		c.Listen = Listeners{{Address: DefaultListen}}
+	}
+	for _, l := range c.Listen {
+		if l.TLS != nil {
+			l.TLS.MinVersion = cmp.Or(l.TLS.MinVersion, DefaultTLSMinVersion)
+		}
 	}
 	if c.Admin == "" {
 		c.Admin = DefaultAdmin

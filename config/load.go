@@ -138,9 +138,7 @@ func (c *Config) validate() Problems {
 	add := func(path, format string, args ...any) {
 		ps = append(ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		add("listen", "%q is not host:port", c.Listen)
-	}
+	c.validateListeners(add)
 	if _, _, err := net.SplitHostPort(c.Admin); err != nil {
 		add("admin", "%q is not host:port", c.Admin)
 	}

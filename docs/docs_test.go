@@ -1,6 +1,13 @@
 package docs
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 )
@@ -119,8 +127,36 @@ func TestConfigurationReferenceMatchesSchema(t *testing.T) {
 	for _, env := range []string{"SLUICE_ADMIN_TOKEN", "VLLM_API_KEY", "NOMAD_TOKEN"} {
 		t.Setenv(env, "x")
 	}
+	// The certificate files it names, there as an operator would have them.
+	dir := t.TempDir()
+	writeCertificate(t, filepath.Join(dir, "gw.pem"), filepath.Join(dir, "gw.key"))
+	block = strings.ReplaceAll(block, "/etc/sluice/tls/", dir+"/")
 	if _, err := config.Parse("configuration.md", []byte(block)); err != nil {
 		t.Errorf("the reference does not load as a configuration:\n%v", err)
+	}
+}
+
+// writeCertificate writes a self-signed certificate, valid for a day, and
+// its key as PEM files.
+func writeCertificate(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gw.example"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), DNSNames: []string{"gw.example"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600) != nil ||
+		os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600) != nil {
+		t.Fatal("write the certificate")
 	}
 }
 

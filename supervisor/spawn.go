@@ -31,6 +31,9 @@ const (
 	// WorkerWakeAllFD is the first of the write ends of every slot's wake
 	// pipe, in slot order (as many as the --wake flag says).
 	WorkerWakeAllFD = 9
+	// The listening sockets of the listeners after the first (listen's
+	// second on) follow the wake pipes: fd WorkerWakeAllFD + wakes + k - 1
+	// is listener k's (as many as the --listeners flag says, less one).
 )
 
 // allowedCPUs returns the CPUs this process may run on, from its affinity
@@ -59,7 +62,7 @@ func allowedCPUs() []int {
 // the child exits (golang/go#27505), and when cpu >= 0 the thread's affinity
 // is set to that CPU first, so the child starts pinned and its runtime sizes
 // itself for that one CPU.
-func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes int) (*exec.Cmd, error) {
+func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes, listeners int) (*exec.Cmd, error) {
 	if sl.cpu >= 0 {
 		var set unix.CPUSet
 		set.Set(sl.cpu)
@@ -68,7 +71,7 @@ func startWorker(exe string, sl *slot, gomaxprocs int, files []*os.File, wakes i
 		}
 	}
 	cmd := exec.Command(exe, "worker", "--slot", strconv.Itoa(sl.n), "--column", strconv.Itoa(sl.col),
-		"--wake", strconv.Itoa(wakes))
+		"--wake", strconv.Itoa(wakes), "--listeners", strconv.Itoa(listeners))
 	cmd.Args[0] = os.Args[0] // what ps shows, not /proc/self/exe
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(gomaxprocs))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -50,12 +51,14 @@ const (
 // slot is one worker position: its socket lives as long as the supervisor;
 // its process comes and goes.
 type slot struct {
-	n      int
-	col    int // its worker's column in the shared region
-	cpu    int // -1 when not pinned
-	socket *os.File
-	wake   wakePipe
-	ready  atomic.Bool
+	n   int
+	col int // its worker's column in the shared region
+	cpu int // -1 when not pinned
+	// sockets are its listening sockets, one per listener, in the order
+	// of listen.
+	sockets []*os.File
+	wake    wakePipe
+	ready   atomic.Bool
 	// restarts counts the slot's workers that exited unexpectedly (the
 	// status page's per-slot figure; sluice_worker_restarts_total sums them).
 	restarts atomic.Int64
@@ -137,17 +140,28 @@ func Run(ctx context.Context, o Options) error {
 	defer region.Close()
 	s.region, s.gen = region, gen
 	s.metrics = newMetrics(s)
-	sockets, listenAddr, inherited, err := o.Handover.Sockets(cfg.Listen, n, openSlotSockets)
-	if err != nil {
-		return err
-	}
-	if inherited > 0 {
-		s.log.Info("took over listening sockets from the previous supervisor", "listen", listenAddr, "sockets", inherited)
-	}
-	s.sockets = sockets
+	// One SO_REUSEPORT socket per slot for each listener: perListener[k][i]
+	// is slot i's socket of listener k.
+	perListener := make([][]*os.File, len(cfg.Listen))
+	bound := make([]string, len(cfg.Listen))
 	defer s.closeSockets()
-	for i, f := range sockets {
-		sl := &slot{n: i, col: base + i, cpu: -1, socket: f}
+	for k, l := range cfg.Listen {
+		sockets, addr, inherited, err := o.Handover.Sockets(l.Address, n, openSlotSockets)
+		if err != nil {
+			return err
+		}
+		if inherited > 0 {
+			s.log.Info("took over listening sockets from the previous supervisor", "listen", addr, "sockets", inherited)
+		}
+		perListener[k], bound[k] = sockets, addr
+		s.sockets = append(s.sockets, sockets...)
+	}
+	listenAddr := bound[0]
+	for i := range n {
+		sl := &slot{n: i, col: base + i, cpu: -1}
+		for k := range perListener {
+			sl.sockets = append(sl.sockets, perListener[k][i])
+		}
 		if cfg.PinCPUs {
 			sl.cpu = cpus[i%len(cpus)]
 		}
@@ -195,7 +209,7 @@ func Run(ctx context.Context, o Options) error {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 
-	s.log.Info("sluice starting", "listen", listenAddr, "admin", adminAddr, "workers", n,
+	s.log.Info("sluice starting", "listen", listenAddr, "listeners", strings.Join(bound, ","), "admin", adminAddr, "workers", n,
 		"pin_cpus", cfg.PinCPUs, "allowed_cpus", cpus, "pid", os.Getpid())
 	var wg sync.WaitGroup
 	for _, sl := range s.slots {
@@ -366,12 +380,13 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 	// reload takes, so a worker starts with the one a reload would send.
 	s.cfgMu.Lock()
 	cfg, frame := s.cfg, s.frameLocked()
-	files := []*os.File{sl.socket, cfgR, readyW, s.region.File(), sl.wake.r, controlChild}
+	files := []*os.File{sl.sockets[0], cfgR, readyW, s.region.File(), sl.wake.r, controlChild}
 	for _, other := range s.slots {
 		files = append(files, other.wake.w)
 	}
+	files = append(files, sl.sockets[1:]...) // WorkerMoreListenersFD on
 	sl.mu.Lock()
-	cmd, err := startWorker(s.exe, sl, cfg.GoMaxProcs, files, len(s.slots))
+	cmd, err := startWorker(s.exe, sl, cfg.GoMaxProcs, files, len(s.slots), len(sl.sockets))
 	if err == nil {
 		sl.proc = cmd.Process
 	}

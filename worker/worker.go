@@ -20,9 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/hlog"
-	"github.com/cloudwego/hertz/pkg/network/netpoll"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
@@ -32,11 +30,13 @@ import (
 
 // Options is what a worker is handed by the supervisor.
 type Options struct {
-	Slot     int            // worker slot number, 0-based
-	Listener net.Listener   // this slot's SO_REUSEPORT socket
-	Config   *config.Config // validated configuration
-	Log      *slog.Logger   // structured log on stderr
-	Ready    func()         // called once the worker accepts connections
+	Slot     int          // worker slot number, 0-based
+	Listener net.Listener // this slot's SO_REUSEPORT socket of listen's first listener
+	// More are its sockets of listen's other listeners, in order.
+	More   []net.Listener
+	Config *config.Config // validated configuration
+	Log    *slog.Logger   // structured log on stderr
+	Ready  func()         // called once the worker accepts connections
 
 	// Region is the shared-memory region; nil makes a private one (tests).
 	Region *shm.Region
@@ -98,43 +98,67 @@ func Run(ctx context.Context, o Options) error {
 	}
 	conns := newConnTracker(bursts, &bounds, connCell, o.Column)
 	go conns.sweep(qctx) // client_header_timeout
-	gate, err := newAcceptGate(o.Listener)
-	if err != nil {
-		return fmt.Errorf("listener: %w", err)
+	lns := append([]net.Listener{o.Listener}, o.More...)
+	if len(lns) != len(cfg.Listen) {
+		return fmt.Errorf("%d listening sockets handed over for %d listeners", len(lns), len(cfg.Listen))
 	}
-	gate.full, gate.refused = conns.full, conns.refused
-	h := server.New(append(proxy.ServerOptions(cfg),
-		server.WithListener(gate),
-		server.WithTransport(netpoll.NewTransporter),
-		// hertz bounds Shutdown by this as well as by its context: the
-		// context decides (shutdown_timeout, or none for a graceful stop).
-		server.WithExitWaitTime(gracefulForever),
-		// keepalive_timeout: hertz waits this long for a keep-alive
-		// connection's next request (its first bytes), then closes it.
-		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
-		server.WithOnAccept(conns.accept),
-	)...)
-	g.Mount(h.Engine, conns.markBusy)
-	h.OnRun = append(h.OnRun, func(context.Context) error {
-		if o.Ready != nil {
-			o.Ready()
+	ready := readyOnce(len(lns), o.Ready)
+	edges := make([]*edge, len(lns))
+	for k, ln := range lns {
+		if edges[k], err = newEdge(cfg, cfg.Listen[k], ln, g, conns, &bounds); err != nil {
+			return fmt.Errorf("listener %s: %w", cfg.Listen[k].Address, err)
 		}
-		return nil
-	})
-
-	served := run(h, gate)
+		edges[k].h.OnRun = append(edges[k].h.OnRun, func(context.Context) error { ready(); return nil })
+	}
+	served := make(chan error, len(edges))
+	for _, e := range edges {
+		go func() { served <- <-e.run() }()
+	}
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	return drain(context.Cause(ctx), h, conns, gate, time.Duration(shutdownTimeout.Load()), o)
+	return drainAll(context.Cause(ctx), edges, conns, time.Duration(shutdownTimeout.Load()), o)
 }
 
-// run runs h's engine on gate in the background; the channel says how
-// it ended.
-func run(h *server.Hertz, gate *acceptGate) <-chan error {
+// readyOnce returns what each of n engines calls once it runs: the n-th
+// call calls ready (nil: none).
+func readyOnce(n int, ready func()) func() {
+	var left atomic.Int64
+	left.Store(int64(n))
+	return func() {
+		if left.Add(-1) == 0 && ready != nil {
+			ready()
+		}
+	}
+}
+
+// drainAll drains every edge at once (drain), and returns the first
+// failure.
+func drainAll(cause error, edges []*edge, conns *connTracker, shutdown time.Duration, o Options) error {
+	errs := make(chan error, len(edges))
+	for _, e := range edges {
+		go func() { errs <- drain(cause, e, conns, shutdown, o) }()
+	}
+	var first error
+	for range edges {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// run runs the edge's engine in the background; the channel says how it
+// ended.
+func (e *edge) run() <-chan error {
+	h, gate := e.h, e.gate
 	served := make(chan error, 1)
+	if gate == nil { // TLS: hertz's standard transport returns when stopped
+		go func() { served <- h.Run() }()
+		return served
+	}
 	go func() {
 		defer func() {
 			// hertz panics when netpoll's Serve returns an error, which the
@@ -161,7 +185,8 @@ func run(h *server.Hertz, gate *acceptGate) <-chan error {
 // drain stops the worker for cause (ErrHandover, ErrGracefulStop, or
 // any other: a stop within shutdown): stop accepting, let in-flight
 // requests and streams finish, close connections as they fall quiet.
-func drain(cause error, h *server.Hertz, conns *connTracker, gate *acceptGate, shutdown time.Duration, o Options) error {
+func drain(cause error, e *edge, conns *connTracker, shutdown time.Duration, o Options) error {
+	h, gate := e.h, e.gate
 	handover := cause == ErrHandover
 	if cause == ErrGracefulStop {
 		shutdown = gracefulForever
@@ -176,12 +201,16 @@ func drain(cause error, h *server.Hertz, conns *connTracker, gate *acceptGate, s
 	// hertz parks a goroutine on every keep-alive connection waiting for
 	// its next request, and its graceful stop would wait for those as if
 	// they were busy.
-	if handover {
+	switch {
+	case gate == nil:
+		// TLS: hertz's standard transport tracks its connections itself;
+		// Shutdown stops accepting and waits for them.
+	case handover:
 		// Another worker accepts on the same socket: stop accepting, and
 		// stop the engine only once no connection is left (see acceptGate:
 		// hertz's Shutdown would close the idle-looking ones at once).
 		conns.drain(sctx, gate.stop())
-	} else {
+	default:
 		// Stopping: Shutdown closes the listener at once, so that with the
 		// supervisor's copies closed new connections are refused (a load
 		// balancer moves on) rather than left queued.

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
@@ -123,9 +124,13 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sluice check:", err)
 		return 2
 	}
-	if _, err := config.Load(path); err != nil {
+	cfg, err := config.Load(path)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	for _, w := range cfg.CertificateWarnings(time.Now()) {
+		fmt.Fprintf(stdout, "%s: %s\n", path, w)
 	}
 	fmt.Fprintf(stdout, "%s: OK\n", path)
 	return 0
@@ -138,6 +143,7 @@ func runWorker(args []string) error {
 	slot := fs.Int("slot", 0, "worker slot")
 	wakes := fs.Int("wake", 0, "number of wake pipes handed over, one per slot")
 	column := fs.Int("column", -1, "worker column in the shared region (default: the slot)")
+	listeners := fs.Int("listeners", 1, "number of listening sockets handed over, one per listener")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -159,6 +165,16 @@ func runWorker(args []string) error {
 	sock.Close()
 	if err != nil {
 		return fmt.Errorf("adopt listener: %w", err)
+	}
+	var more []net.Listener
+	for k := 1; k < *listeners; k++ {
+		f := os.NewFile(uintptr(supervisor.WorkerWakeAllFD+*wakes+k-1), "listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("adopt listener %d: %w", k, err)
+		}
+		more = append(more, l)
 	}
 	readyPipe := os.NewFile(supervisor.WorkerReadyFD, "ready")
 	region, err := shm.Open(os.NewFile(supervisor.WorkerRegionFD, "region"))
@@ -205,7 +221,7 @@ func runWorker(args []string) error {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1)
 
 	return worker.Run(ctx, worker.Options{
-		Slot: *slot, Listener: ln, Config: cfg, Log: log,
+		Slot: *slot, Listener: ln, More: more, Config: cfg, Log: log,
 		Region: region, Column: *column, WakeRead: os.NewFile(supervisor.WorkerWakeFD, "wake"), WakeWrite: wakeW,
 		Control: os.NewFile(supervisor.WorkerControlFD, "control"), Generation: frame.Gen,
 		Ready: func() {
