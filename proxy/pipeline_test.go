@@ -13,6 +13,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -402,7 +403,7 @@ func newPipeline(t *testing.T, yml string, scripts map[string]backendScript) *pi
 				if strings.HasPrefix(url, u+"/") {
 					b.mu.Lock()
 					defer b.mu.Unlock()
-					return cmpOr(b.health, http.StatusOK), nil
+					return cmp.Or(b.health, http.StatusOK), nil
 				}
 			}
 			return 0, fmt.Errorf("no scripted backend for %s", url)
@@ -435,13 +436,6 @@ func newPipeline(t *testing.T, yml string, scripts map[string]backendScript) *pi
 		t.Fatal(err)
 	}
 	return p
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // answer is what the client got for one request.
@@ -498,7 +492,7 @@ type request struct {
 // the connection ends with the answer).
 func (r request) bytes() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n", cmpOrS(r.method, http.MethodPost), r.path)
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n", cmp.Or(r.method, http.MethodPost), r.path)
 	if r.key != "" {
 		fmt.Fprintf(&b, "Authorization: Bearer %s\r\n", testKey(r.key))
 	}
@@ -518,19 +512,12 @@ func (r request) bytes() []byte {
 		}
 		b.WriteString("0\r\n\r\n")
 		return b.Bytes()
-	case !hasLength && (r.body != "" || cmpOrS(r.method, http.MethodPost) == http.MethodPost):
+	case !hasLength && (r.body != "" || cmp.Or(r.method, http.MethodPost) == http.MethodPost):
 		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(r.body))
 	}
 	b.WriteString("\r\n")
 	b.WriteString(r.body)
 	return b.Bytes()
-}
-
-func cmpOrS(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // do sends r on a connection of its own and returns the answer.
