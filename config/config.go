@@ -715,6 +715,11 @@ func (c *Config) applyDefaults() {
 	if c.WorkerConnections == 0 {
 		c.WorkerConnections = DefaultWorkerConnections
 	}
+	for _, l := range c.Listen {
+		if l.TLS != nil {
+			l.TLS.setDefaults()
+		}
+	}
 	if c.AdminMaxConns == 0 {
 		c.AdminMaxConns = DefaultAdminMaxConns
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"os"
 	"strings"
@@ -38,7 +39,16 @@ type TLS struct {
 	// MinVersion is the oldest TLS version accepted: "1.2" (default) or
 	// "1.3".
 	MinVersion string `yaml:"min_version"`
+	// SessionTickets, false, turns session tickets (resumption) off;
+	// default on, with keys every worker shares.
+	SessionTickets *bool `yaml:"session_tickets"`
+	// TicketRotation is how often a new session ticket key is made (the
+	// previous two still resume); default DefaultTicketRotation.
+	TicketRotation Duration `yaml:"ticket_rotation"`
 }
+
+// Tickets reports whether session tickets are on.
+func (t *TLS) Tickets() bool { return t.SessionTickets == nil || *t.SessionTickets }
 
 // Certificate is one certificate chain and its private key, PEM files.
 type Certificate struct {
@@ -50,6 +60,11 @@ type Certificate struct {
 const (
 	DefaultTLSMinVersion     = "1.2"
 	CertificateExpiryWarning = 14 * 24 * time.Hour // sluice check warns of a certificate that expires sooner
+	DefaultTicketRotation    = time.Hour
+	MinTicketRotation        = time.Minute
+	// MaxTLSListeners bounds the TLS listeners: each has its own session
+	// ticket keys in the shared region, which has room for this many.
+	MaxTLSListeners = 16
 )
 
 // UnmarshalYAML accepts "host:port" or a list of listeners.
@@ -79,6 +94,29 @@ func (l Listeners) String() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TicketSet is the place of listener k's session ticket keys in the
+// shared region: its rank among the TLS listeners (-1: not one).
+func (l Listeners) TicketSet(k int) int {
+	if l[k].TLS == nil {
+		return -1
+	}
+	n := 0
+	for _, x := range l[:k] {
+		if x.TLS != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TicketID names a listener's session ticket keys: a listener put in
+// another's place by a reload starts with keys of its own.
+func (l Listener) TicketID() uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(l.Address))
+	return h.Sum64() | 1 // never 0, an unused set
 }
 
 // Primary is the first listener's address.
@@ -158,6 +196,7 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 		add("listen", "at least one listener is needed")
 	}
 	seen := map[string]bool{}
+	tlsListeners := 0
 	for i, l := range c.Listen {
 		p := fmt.Sprintf("listen[%d]", i) // of the short form, located at listen itself
 		if _, _, err := net.SplitHostPort(l.Address); err != nil {
@@ -168,6 +207,9 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 		}
 		seen[l.Address] = true
 		if l.TLS != nil {
+			if tlsListeners++; tlsListeners == MaxTLSListeners+1 {
+				add(p+".tls", "at most %d TLS listeners", MaxTLSListeners)
+			}
 			l.TLS.validate(p+".tls", add)
 		}
 	}
@@ -198,6 +240,16 @@ func (t *TLS) validate(path string, add func(path, format string, args ...any)) 
 	case "", "1.2", "1.3":
 	default:
 		add(path+".min_version", "must be \"1.2\" or \"1.3\", got %q", t.MinVersion)
+	}
+	if time.Duration(t.TicketRotation) < MinTicketRotation {
+		add(path+".ticket_rotation", "must be at least %s, got %s", MinTicketRotation, time.Duration(t.TicketRotation))
+	}
+}
+
+// setDefaults fills what a TLS block left out.
+func (t *TLS) setDefaults() {
+	if t.TicketRotation == 0 {
+		t.TicketRotation = Duration(DefaultTicketRotation)
 	}
 }
 

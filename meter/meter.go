@@ -75,6 +75,12 @@ var (
 	Ejections = &Metric{"sluice_backend_ejections_total",
 		"Times a backend was taken out of rotation after a failed attempt (passive health).",
 		[]string{"model", "backend"}, Counter}
+	TLSHandshakes = &Metric{"sluice_tls_handshakes_total",
+		"Completed TLS handshakes by listener, TLS version and whether the session was resumed (a session ticket).",
+		[]string{"listener", "version", "resumed"}, Counter}
+	TLSHandshakeFailures = &Metric{"sluice_tls_handshake_failures_total",
+		"Failed TLS handshakes by listener and reason: timeout (client_header_timeout), closed (the client left), plain_http (answered 400), not_tls, client_certificate (none, or one that does not verify), protocol (versions, ciphers, alerts).",
+		[]string{"listener", "reason"}, Counter}
 	// Overflow counts recordings that found no room in the meter.
 	Overflow = &Metric{"sluice_metrics_overflow_total",
 		"Recordings dropped because the meter had no room for their series (or a label value past its limit): raise nothing, report it.",
@@ -83,7 +89,7 @@ var (
 
 // Metrics lists every metric, for the supervisor's collector.
 var Metrics = []*Metric{Requests, Tokens, TimeToFirstToken, RequestDuration, QueueWait, UpstreamHeaders,
-	Attempts, Retries, Failures, Ejections, Overflow}
+	Attempts, Retries, Failures, Ejections, TLSHandshakes, TLSHandshakeFailures, Overflow}
 
 // Label values for what is not configured.
 const (

@@ -239,6 +239,9 @@ type Conn interface {
 	// ClientAddr is the client's address, formatted once per connection
 	// ("" if unknown: the request's remote address is used).
 	ClientAddr() string
+	// TLS is the connection's TLS version (crypto/tls's VersionTLS12,
+	// VersionTLS13) and whether its session was resumed; 0 when plain.
+	TLS() (version uint16, resumed bool)
 }
 
 // PrivateRegion is a region of this process alone, for a gateway run

@@ -36,10 +36,14 @@ func (g *Gateway) startRecord(ctx context.Context, rec *usage.Record, c *app.Req
 	*rec = usage.Record{Start: time.Now(), RequestID: g.records.nextID(), Path: clip(c.Path()),
 		UserAgent: clip(c.Request.Header.UserAgent())}
 	rec.Tried = rec.TriedFirst[:0]
-	if conn, _ := ctx.Value(ConnKey{}).(Conn); conn != nil && conn.ClientAddr() != "" {
+	conn, _ := ctx.Value(ConnKey{}).(Conn)
+	if conn != nil && conn.ClientAddr() != "" {
 		rec.ClientAddr = conn.ClientAddr()
 	} else {
 		rec.ClientAddr = c.RemoteAddr().String()
+	}
+	if conn != nil {
+		rec.TLSVersion, rec.TLSResumed = conn.TLS()
 	}
 }
 

@@ -69,7 +69,7 @@ func meterWords(series, rows, columns int) int { return series*MeterEntryWords +
 
 func (r *Region) setMeter(series, rows int) {
 	r.meterSeries, r.meterRows = series, rows
-	r.meterBase = len(r.words) - meterWords(series, rows, r.cols)
+	r.meterBase = len(r.words) - ticketWords(r.ticketSets) - meterWords(series, rows, r.cols)
 	r.meterRowBase = r.meterBase + series*MeterEntryWords
 }
 

@@ -10,7 +10,7 @@ import (
 // Series are found by descriptor, the same rows for every caller; each
 // worker column adds to its own words and the sum is over the columns.
 func TestMeterSeries(t *testing.T) {
-	r, err := create(4, 3, Tables{}, 64, 256)
+	r, err := create(4, 3, Tables{}, 64, 256, TicketSets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestMeterSeries(t *testing.T) {
 // What cannot be kept is refused, never misplaced: a descriptor too long,
 // a full index, rows run out, a shape that changed, a region without a meter.
 func TestMeterLimits(t *testing.T) {
-	r, err := create(4, 2, Tables{}, 8, 10)
+	r, err := create(4, 2, Tables{}, 8, 10, TicketSets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestMeterLimits(t *testing.T) {
 		t.Fatal("a series kept in a region without a meter")
 	}
 	// A version-2 header that claims a meter is not one version 2 wrote.
-	withMeter, _ := create(4, 2, Tables{}, 8, 8)
+	withMeter, _ := create(4, 2, Tables{}, 8, 8, TicketSets)
 	defer withMeter.Close()
 	withMeter.words[hVersion] = layoutNoMeter
 	if _, err := Open(withMeter.File()); err == nil {
@@ -97,7 +97,7 @@ func TestMeterLimits(t *testing.T) {
 // Workers racing to claim the same series all get its one set of rows,
 // and none of their counts is lost.
 func TestMeterRace(t *testing.T) {
-	r, err := create(4, 4, Tables{}, 1024, 4096)
+	r, err := create(4, 4, Tables{}, 1024, 4096, TicketSets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -376,14 +376,17 @@ func TestOpenVersion1Region(t *testing.T) {
 // oldRegion makes a region with tables t, marks it as of layout version
 // v, and opens it again as a binary upgrade would: the region and the
 // second mapping (both undone when the test ends). Versions before the
-// meter have none.
+// meter have none, versions before the ticket key sets none of them.
 func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
 	t.Helper()
-	series, rows := DefaultMeterSeries, DefaultMeterRows
+	series, rows, tickets := DefaultMeterSeries, DefaultMeterRows, TicketSets
 	if v <= layoutNoMeter {
 		series, rows = 0, 0
 	}
-	r, err := create(8, 2, tables, series, rows)
+	if v <= layoutNoTickets {
+		tickets = 0
+	}
+	r, err := create(8, 2, tables, series, rows, tickets)
 	if err != nil {
 		t.Fatal(err)
 	}

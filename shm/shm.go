@@ -17,9 +17,10 @@
 // 64-bit keys to 64-bit values that every worker writes and reads, for
 // state that belongs to no configuration (which backend holds a stored
 // response). After it, the prefix index (prefix.go), a second table of the
-// same kind: which backends were recently sent which prompt blocks. Last
+// same kind: which backends were recently sent which prompt blocks. Then
 // comes the meter (meter.go): the counters and histograms of /metrics, a
-// column of rows per worker, never cleared.
+// column of rows per worker, never cleared. Last, the TLS session ticket
+// keys of each TLS listener (tickets.go).
 package shm
 
 import (
@@ -40,7 +41,8 @@ import (
 // Magic marks a sluice region; LayoutVersion changes with any change of the
 // layout below, and a region of another version is refused — except the
 // versions before it, which are this layout with parts left out (their
-// header words 0, nothing in their place): version 3 has no prefix index
+// header words 0, nothing in their place): version 4 has no ticket key
+// sets (hTickets, tickets.go), version 3 no prefix index either
 // (hPrefix), version 2 no meter either (hMeterSeries, hMeterRows), version
 // 1 no recall table either (hRecall). A binary upgrade from an older sluice
 // then keeps running on the old region, the missing parts reporting misses
@@ -49,7 +51,9 @@ import (
 // restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 4
+	LayoutVersion = 5
+	// layoutNoTickets is the version before the ticket key sets (tickets.go).
+	layoutNoTickets = 4
 	// layoutNoPrefix is the version before the prefix index (prefix.go).
 	layoutNoPrefix = 3
 	// layoutNoMeter is the version before the meter (meter.go).
@@ -73,6 +77,7 @@ const (
 	hRecall     // entries of the recall table after the cells; 0: none
 	hPrefix     // entries of the prefix index after the recall table; 0: none
 	headerWords = 16
+	hTickets    = 15 // ticket key sets at the end of the region (tickets.go); 0: none
 )
 
 // Header words of the meter (meter.go), at the end of the header: 0 in a
@@ -151,6 +156,8 @@ type Region struct {
 
 	meterBase, meterRowBase int // first words of the meter's index and rows
 	meterSeries, meterRows  int // 0: the region has no meter
+
+	ticketBase, ticketSets int // first word and number of the ticket key sets (0: none)
 }
 
 // Tables are the capacities, in entries, of a region's bounded tables,
@@ -166,9 +173,10 @@ var defaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEn
 
 // Size returns the bytes a region of the given capacity takes: header,
 // cells, its tables (each rounded up to whole buckets, see CreateWith) and
-// a meter of DefaultMeterSeries series and DefaultMeterRows rows.
+// a meter of DefaultMeterSeries series and DefaultMeterRows rows, and
+// TicketSets ticket key sets.
 func Size(cells, columns int, t Tables) int {
-	return baseSize(cells, columns, t) + meterWords(DefaultMeterSeries, DefaultMeterRows, columns)*8
+	return baseSize(cells, columns, t) + (meterWords(DefaultMeterSeries, DefaultMeterRows, columns)+ticketWords(TicketSets))*8
 }
 
 // baseSize is Size without the meter: a region as a sluice before the
@@ -197,13 +205,15 @@ func Create(cells, columns int) (*Region, error) {
 // RecallEntryBytes an entry; its pages are touched only as entries are
 // written (an empty table is all zeros, which the memfd already is).
 func CreateWith(cells, columns int, t Tables) (*Region, error) {
-	return create(cells, columns, t, DefaultMeterSeries, DefaultMeterRows)
+	return create(cells, columns, t, DefaultMeterSeries, DefaultMeterRows, TicketSets)
 }
 
 // create makes a region with the given capacities (meterSeries 0: without
-// a meter, as a version-2 sluice made them).
-func create(cells, columns int, t Tables, meterSeries, meterRows int) (*Region, error) {
-	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || meterSeries < 0 || meterRows < 0 {
+// a meter, as a version-2 sluice made them; ticketSets 0: without ticket
+// key sets, as a version-4 one did).
+func create(cells, columns int, t Tables, meterSeries, meterRows, ticketSets int) (*Region, error) {
+	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || meterSeries < 0 || meterRows < 0 ||
+		ticketSets < 0 || ticketSets > TicketSets {
 		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries, a meter of %d series × %d rows is not a region",
 			cells, columns, t.Recall, t.Prefix, meterSeries, meterRows)
 	}
@@ -213,7 +223,7 @@ func create(cells, columns int, t Tables, meterSeries, meterRows int) (*Region, 
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
-	size := baseSize(cells, columns, t) + meterWords(meterSeries, meterRows, columns)*8
+	size := baseSize(cells, columns, t) + (meterWords(meterSeries, meterRows, columns)+ticketWords(ticketSets))*8
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -228,8 +238,10 @@ func create(cells, columns int, t Tables, meterSeries, meterRows int) (*Region, 
 	w[hEpoch] = time.Now().UnixNano()
 	w[hRecall], w[hPrefix] = int64(t.Recall), int64(t.Prefix)
 	w[hMeterSeries], w[hMeterRows] = int64(meterSeries), int64(meterRows)
+	w[hTickets] = int64(ticketSets)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
 	r.setTables(t.Recall, t.Prefix)
+	r.setTickets(ticketSets)
 	r.setMeter(meterSeries, meterRows)
 	for i := 0; i < cells; i++ {
 		for col := 0; col < columns; col++ {
@@ -268,13 +280,15 @@ func Open(f *os.File) (*Region, error) {
 	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
 		!tableWord(w[hRecall]) || !tableWord(w[hPrefix]) ||
 		w[hMeterSeries] < 0 || w[hMeterSeries] > math.MaxInt32 || w[hMeterRows] < 0 || w[hMeterRows] > math.MaxInt32 ||
+		w[hTickets] < 0 || w[hTickets] > TicketSets ||
 		baseSize(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])})+
-			meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))*8 != int(w[hSize]):
+			(meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))+ticketWords(int(w[hTickets])))*8 != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
 	r.setTables(int(w[hRecall]), int(w[hPrefix]))
+	r.setTickets(int(w[hTickets]))
 	r.setMeter(int(w[hMeterSeries]), int(w[hMeterRows]))
 	return r, nil
 }
@@ -283,11 +297,14 @@ func Open(f *os.File) (*Region, error) {
 // this one, or an older one whose missing parts' words are 0 (header words
 // unused then were written as 0).
 func knownVersion(w []int64) bool {
-	noPrefix := w[hPrefix] == 0
+	noTickets := w[hTickets] == 0
+	noPrefix := noTickets && w[hPrefix] == 0
 	noMeter := noPrefix && w[hMeterSeries] == 0 && w[hMeterRows] == 0
 	switch w[hVersion] {
 	case LayoutVersion:
 		return true
+	case layoutNoTickets:
+		return noTickets
 	case layoutNoPrefix:
 		return noPrefix
 	case layoutNoMeter:

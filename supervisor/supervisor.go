@@ -177,6 +177,11 @@ func Run(ctx context.Context, o Options) error {
 	go func() { defer s.bg.Done(); s.sweep() }()
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.retryDiscovery() }()
+	// The TLS listeners' session ticket keys, before the first worker reads them.
+	tickets := &ticketKeeper{region: region}
+	tickets.rotate(cfg, time.Now())
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.rotateTickets(tickets) }()
 	// Background users of the region end before it is unmapped.
 	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start

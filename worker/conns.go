@@ -45,6 +45,7 @@ type connState struct {
 	conn     net.Conn
 	addr     string                 // the client's address, for the usage lines
 	input    interface{ Len() int } // bytes received and not yet read (a request arriving); nil if unknown
+	tls      *tlsConn               // a TLS connection's; nil for a plain one
 	accepted time.Time
 	busy     atomic.Bool
 	served   atomic.Int64 // requests handled
@@ -72,6 +73,15 @@ func (st *connState) idle(now time.Time) bool {
 // ClientAddr is the client's address (proxy.Conn).
 func (st *connState) ClientAddr() string { return st.addr }
 
+// TLS is the connection's TLS version and whether its session was
+// resumed (proxy.Conn); 0 for a plain connection.
+func (st *connState) TLS() (version uint16, resumed bool) {
+	if st.tls == nil {
+		return 0, false
+	}
+	return st.tls.TLSState()
+}
+
 func newConnTracker(bursts *closeBurst, bounds *connBounds, cell *shm.Cell, col int) *connTracker {
 	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts, bounds: bounds, cell: cell, col: col}
 }
@@ -91,13 +101,26 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 	if hc, ok := conn.(*hnetpoll.Conn); ok {
 		pc, _ = hc.Conn.(netpoll.Connection)
 	}
+	tc, _ := conn.(*tlsConn)
 	t.mu.Lock()
 	t.accepted++
 	if pc != nil {
 		st.input = pc.Reader()
 		t.conns[st] = struct{}{}
 	}
+	if tc != nil {
+		st.tls, tc.st = tc, st
+		t.conns[st] = struct{}{}
+	}
 	t.mu.Unlock()
+	if tc != nil {
+		// client_header_timeout bounds the handshake and the first head:
+		// the deadline is on the socket before the handshake reads from it
+		// (sweep bounds them too, as it does a plain connection's head).
+		tc.raw.SetReadDeadline(time.Now().Add(time.Duration(t.bounds.head.Load()))) //nolint:errcheck // a closed socket fails the read anyway
+		t.cell.Add(t.col, 1)
+		tc.onClose = func() { t.release(st) }
+	}
 	if pc != nil {
 		t.cell.Add(t.col, 1)
 		// send_timeout: netpoll bounds each flush of what the socket did
@@ -106,15 +129,20 @@ func (t *connTracker) accept(conn net.Conn) context.Context {
 		// connections.
 		pc.SetWriteTimeout(time.Duration(t.bounds.send.Load())) //nolint:errcheck // netpoll's never fails
 		pc.AddCloseCallback(func(netpoll.Connection) error {
-			t.mu.Lock()
-			delete(t.conns, st)
-			t.mu.Unlock()
-			t.cell.Add(t.col, -1)
-			t.bursts.closed(time.Now().UnixNano())
+			t.release(st)
 			return nil
 		})
 	}
 	return context.WithValue(context.Background(), proxy.ConnKey{}, st)
+}
+
+// release forgets a closed connection.
+func (t *connTracker) release(st *connState) {
+	t.mu.Lock()
+	delete(t.conns, st)
+	t.mu.Unlock()
+	t.cell.Add(t.col, -1)
+	t.bursts.closed(time.Now().UnixNano())
 }
 
 // markBusy is middleware: the connection is busy while a handler runs.

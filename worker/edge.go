@@ -1,17 +1,17 @@
 package worker
 
 import (
-	"context"
-	"crypto/tls"
 	"net"
 	"time"
 
-	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/network/netpoll"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/proxy"
+	"github.com/sluice-gw/sluice/shm"
 )
 
 // edge is one listener of the worker and the hertz engine serving it: a
@@ -20,11 +20,15 @@ import (
 // mounted.
 type edge struct {
 	h    *server.Hertz
-	gate *acceptGate // nil for a TLS listener
+	gate *acceptGate   // nil for a TLS listener
+	tls  *tlsListener // nil for a plain one
 }
 
-// newEdge builds the engine of listener l on its socket ln.
-func newEdge(cfg *config.Config, l config.Listener, ln net.Listener, g *proxy.Gateway, conns *connTracker, bounds *connBounds) (*edge, error) {
+// newEdge builds the engine of listener k of cfg on its socket ln; rec
+// counts a TLS listener's handshakes.
+func newEdge(cfg *config.Config, k int, ln net.Listener, g *proxy.Gateway, region *shm.Region, rec *meter.Recorder,
+	conns *connTracker, bounds *connBounds) (*edge, error) {
+	l := cfg.Listen[k]
 	common := append(proxy.ServerOptions(cfg),
 		// hertz bounds Shutdown by this as well as by its context: the
 		// context decides (shutdown_timeout, or none for a graceful stop).
@@ -34,28 +38,20 @@ func newEdge(cfg *config.Config, l config.Listener, ln net.Listener, g *proxy.Ga
 		server.WithIdleTimeout(time.Duration(cfg.KeepaliveTimeout)),
 	)
 	if l.TLS != nil {
-		tc, err := serverTLS(l.TLS)
+		t, err := newTLSEdge(cfg, k, region, rec, bounds)
 		if err != nil {
 			return nil, err
 		}
+		tl := &tlsListener{Listener: ln, edge: t, full: conns.full, refused: conns.refused}
 		h := server.New(append(common,
-			server.WithListener(ln),
-			server.WithTLS(tc),
-			server.WithALPN(false), // http/1.1 only: tc offers it, and a client that asked for h2 falls back
-			server.WithOnAccept(func(c net.Conn) context.Context {
-				// client_header_timeout bounds the handshake and the first
-				// head: the deadline is on the socket before the handshake
-				// reads from it (hertz's first read runs it).
-				c.SetReadDeadline(time.Now().Add(time.Duration(bounds.head.Load()))) //nolint:errcheck // a closed socket fails the read anyway
-				return context.Background()
-			}),
+			server.WithListener(tl),
+			server.WithTransport(standard.NewTransporter),
+			server.WithOnAccept(conns.accept),
 		)...)
-		g.Mount(h.Engine, func(ctx context.Context, c *app.RequestContext) {
-			// client_body_timeout for the body (over the whole body here:
-			// the standard transport's read timeout is a deadline).
-			c.GetConn().SetReadTimeout(time.Duration(bounds.body.Load())) //nolint:errcheck // see above
-		})
-		return &edge{h: h}, nil
+		// client_body_timeout for the body, over the whole body here (the
+		// standard transport's read timeout is a deadline).
+		g.Mount(h.Engine, conns.markBusy)
+		return &edge{h: h, tls: tl}, nil
 	}
 	gate, err := newAcceptGate(ln)
 	if err != nil {
@@ -69,28 +65,4 @@ func newEdge(cfg *config.Config, l config.Listener, ln net.Listener, g *proxy.Ga
 	)...)
 	g.Mount(h.Engine, conns.markBusy)
 	return &edge{h: h, gate: gate}, nil
-}
-
-// serverTLS is the crypto/tls configuration of a TLS listener: its
-// certificates (chosen by SNI, the first as the default), its minimum
-// version, http/1.1 as the only ALPN protocol, and with client_ca a
-// verified client certificate required.
-func serverTLS(t *config.TLS) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: t.MinTLSVersion(), NextProtos: []string{"http/1.1"}}
-	now := time.Now()
-	for _, c := range t.Certificates {
-		pair, err := config.LoadCertificate(c, now)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = append(tc.Certificates, pair)
-	}
-	if t.ClientCA != "" {
-		pool, err := config.LoadClientCAs(t.ClientCA)
-		if err != nil {
-			return nil, err
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
+	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/proxy"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -85,9 +86,6 @@ func Run(ctx context.Context, o Options) error {
 	defer stopQueues()
 	g.Start(qctx, o.WakeRead)
 	defer reopenOnUSR1(g, o.Log)()
-	if o.Control != nil {
-		go serveControl(o.Control, g, &bounds, &shutdownTimeout, o.Log)
-	}
 
 	hlog.SetLevel(hlog.LevelError) // hertz's own chatter; sluice logs what matters
 	bursts := newCloseBurst()
@@ -104,11 +102,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ready := readyOnce(len(lns), o.Ready)
 	edges := make([]*edge, len(lns))
+	rec := meter.NewRecorder(region, o.Column)
 	for k, ln := range lns {
-		if edges[k], err = newEdge(cfg, cfg.Listen[k], ln, g, conns, &bounds); err != nil {
+		if edges[k], err = newEdge(cfg, k, ln, g, region, rec, conns, &bounds); err != nil {
 			return fmt.Errorf("listener %s: %w", cfg.Listen[k].Address, err)
 		}
 		edges[k].h.OnRun = append(edges[k].h.OnRun, func(context.Context) error { ready(); return nil })
+	}
+	if o.Control != nil {
+		go serveControl(o.Control, g, edges, &bounds, &shutdownTimeout, o.Log)
 	}
 	served := make(chan error, len(edges))
 	for _, e := range edges {
@@ -155,7 +157,7 @@ func drainAll(cause error, edges []*edge, conns *connTracker, shutdown time.Dura
 func (e *edge) run() <-chan error {
 	h, gate := e.h, e.gate
 	served := make(chan error, 1)
-	if gate == nil { // TLS: hertz's standard transport returns when stopped
+	if gate == nil { // TLS: hertz's standard transport returns once its listener is closed
 		go func() { served <- h.Run() }()
 		return served
 	}
@@ -202,9 +204,11 @@ func drain(cause error, e *edge, conns *connTracker, shutdown time.Duration, o O
 	// its next request, and its graceful stop would wait for those as if
 	// they were busy.
 	switch {
-	case gate == nil:
-		// TLS: hertz's standard transport tracks its connections itself;
-		// Shutdown stops accepting and waits for them.
+	case e.tls != nil:
+		// TLS: closing this worker's copy of the socket stops accepting
+		// (a successor has its own), and the tracker closes the
+		// connections as for a plain listener; Shutdown then finds none.
+		conns.drain(sctx, e.tls.stop())
 	case handover:
 		// Another worker accepts on the same socket: stop accepting, and
 		// stop the engine only once no connection is left (see acceptGate:
@@ -220,8 +224,30 @@ func drain(cause error, e *edge, conns *connTracker, shutdown time.Duration, o O
 	// came first: the exit closes the rest), and netpoll may have dropped
 	// the stopped listener already, which ends Run: Shutdown then only says
 	// the engine is not running. Not worth failing the exit for.
-	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded && !handover {
+	if err := h.Shutdown(sctx); err != nil && err != context.DeadlineExceeded && !handover && e.tls == nil {
 		return err
+	}
+	return nil
+}
+
+// applyTLS re-reads the certificates, keys and CAs of cfg's TLS listeners
+// for the next handshakes; on an error none changes.
+func applyTLS(edges []*edge, cfg *config.Config) error {
+	next := make([]*tlsSettings, len(edges))
+	for k, e := range edges {
+		if e.tls == nil || k >= len(cfg.Listen) || cfg.Listen[k].TLS == nil {
+			continue
+		}
+		s, err := e.tls.edge.settings(cfg.Listen[k].TLS)
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", cfg.Listen[k].Address, err)
+		}
+		next[k] = s
+	}
+	for k, s := range next {
+		if s != nil {
+			edges[k].tls.edge.cur.Store(s)
+		}
 	}
 	return nil
 }
@@ -256,10 +282,12 @@ var ErrHandover = errors.New("hand-over")
 const gracefulForever = 100 * 365 * 24 * time.Hour
 
 // serveControl reads reload frames (hotreload.Frame) from the supervisor
-// until the socket closes, applies each to the gateway and to the
+// until the socket closes, applies each to the TLS listeners (their
+// certificates, first: they are what can still fail), the gateway and the
 // process's own settings (the connection bounds, shutdown_timeout, GOGC),
-// and answers it.
-func serveControl(conn *os.File, g *proxy.Gateway, bounds *connBounds, shutdownTimeout *atomic.Int64, log *slog.Logger) {
+// and answers it. (A reload that changes the listeners replaces the
+// workers: edges are the configuration's listeners, in order.)
+func serveControl(conn *os.File, g *proxy.Gateway, edges []*edge, bounds *connBounds, shutdownTimeout *atomic.Int64, log *slog.Logger) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
 	for {
@@ -272,6 +300,9 @@ func serveControl(conn *os.File, g *proxy.Gateway, bounds *connBounds, shutdownT
 		}
 		gen := f.Gen
 		cfg, err := f.Config()
+		if err == nil {
+			err = applyTLS(edges, cfg)
+		}
 		if err == nil {
 			err = g.Apply(cfg, gen)
 		}

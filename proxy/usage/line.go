@@ -4,6 +4,7 @@ package usage
 // its budget so that a line fits one write(2) to a pipe.
 
 import (
+	"crypto/tls"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -19,7 +20,7 @@ func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 // Every string in a line is clipped to its budget below (escaped bytes, so
 // a client's control characters, six bytes each once escaped, cannot push
 // a line past it); the budgets plus the fixed part of a line — names and
-// numbers at their widest, 966 bytes — fit, as TestUsageLineBound checks.
+// numbers at their widest, 1,127 bytes — fit, as TestUsageLineBound checks.
 const MaxLine = 4096
 
 // Budgets of a usage line's strings, in escaped bytes without the quotes.
@@ -82,6 +83,19 @@ func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	b = appendInt(b, r.BytesOut)
 	b = append(b, `,"client":`...)
 	b = appendLogString(b, r.ClientAddr, logClientMax)
+	b = append(b, `,"tls_version":`...)
+	switch r.TLSVersion {
+	case 0:
+		b = append(b, "null"...)
+	case tls.VersionTLS12:
+		b = append(b, `"1.2"`...)
+	case tls.VersionTLS13:
+		b = append(b, `"1.3"`...)
+	default:
+		b = append(b, `"other"`...)
+	}
+	b = append(b, `,"tls_resumed":`...)
+	b = strconv.AppendBool(b, r.TLSResumed)
 	b = append(b, `,"prompt_tokens":`...)
 	b = appendInt(b, r.Usage.Prompt)
 	b = append(b, `,"completion_tokens":`...)

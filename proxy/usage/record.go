@@ -31,6 +31,8 @@ type Record struct {
 	BytesIn    int64     // the request body's bytes
 	BytesOut   int64     // the answer body's bytes
 	ClientAddr string    // the client's address
+	TLSVersion uint16    // the connection's TLS version (crypto/tls's numbers); 0: plain HTTP
+	TLSResumed bool      // its TLS session was resumed (a session ticket)
 
 	UsageInjected bool          // the gateway added include_usage to a stream
 	Usage         sse.Usage     // tokens, from the usage event or the answer's "usage"

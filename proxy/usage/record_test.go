@@ -225,6 +225,7 @@ func hostileRecord(s string) *Record {
 	r.FinishReason, r.UpstreamModel, r.UserAgent = long, long, long
 	r.UserRaw = `"` + strings.Repeat(`\u0001\ud800é`, 2000) + `"`
 	r.Tried = nil
+	r.TLSVersion, r.TLSResumed = 0x7f7f, true // "other", the widest
 	for range 10 {
 		r.Tried = append(r.Tried, long)
 	}
