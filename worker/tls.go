@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	errs "github.com/cloudwego/hertz/pkg/common/errors"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
@@ -150,7 +153,7 @@ type handshakeMeter struct {
 type failure int
 
 const (
-	failTimeout    failure = iota // client_header_timeout passed (or the sweep closed it)
+	failTimeout    failure = iota // client_header_timeout passed: the deadline, or the sweep closed it
 	failClosed                    // the client closed or reset the connection
 	failPlainHTTP                 // plain HTTP to the TLS port: answered 400 in clear text
 	failNotTLS                    // other bytes that are not TLS
@@ -246,15 +249,25 @@ type tlsConn struct {
 func (c *tlsConn) Read(b []byte) (int, error) {
 	if !c.handshook {
 		if err := c.handshake(); err != nil {
-			return 0, err
+			return 0, quiet(err)
 		}
 	}
 	n, err := c.Conn.Read(b)
 	if n > 0 && c.st != nil && !c.st.busy.Load() {
 		c.st.headSince.CompareAndSwap(0, time.Now().UnixNano())
 	}
+	if err != nil && err != io.EOF {
+		err = quiet(err)
+	}
 	return n, err
 }
+
+// quiet marks err as a connection's end that hertz does not log: hertz
+// logs, at error level, every read error on a standard-transport
+// connection but this one, which would be a line per hostile client (or
+// per connection the sweep closed). Failed handshakes are counted instead
+// (sluice_tls_handshake_failures_total).
+func quiet(err error) error { return fmt.Errorf("%w: %w", errs.ErrShortConnection, err) }
 
 // Write bounds each write by send_timeout, as nginx's send_timeout bounds
 // the time between two writes that make progress.
@@ -331,9 +344,9 @@ func classify(err error) failure {
 			return failPlainHTTP
 		}
 		return failNotTLS
-	case errors.As(err, &ne) && ne.Timeout():
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, net.ErrClosed): // closed here: by the sweep (or a drain)
 		return failTimeout
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return failClosed
 	case errors.As(err, &cv), errors.As(err, new(x509.UnknownAuthorityError)),
