@@ -20,7 +20,7 @@ import (
 // mounted.
 type edge struct {
 	h    *server.Hertz
-	gate *acceptGate   // nil for a TLS listener
+	gate *acceptGate  // nil for a TLS listener
 	tls  *tlsListener // nil for a plain one
 }
 

@@ -317,7 +317,7 @@ func (c *tlsConn) handshake() error {
 	f := classify(err)
 	if f == failPlainHTTP {
 		c.raw.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // best effort: the connection closes after it
-		io.WriteString(c.raw, plainHTTPAnswer)               //nolint:errcheck // see above
+		io.WriteString(c.raw, plainHTTPAnswer)              //nolint:errcheck // see above
 	}
 	m.failed[f].Add(1)
 	return err
