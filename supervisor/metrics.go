@@ -248,6 +248,7 @@ func (c *shmCollector) Collect(ch chan<- prometheus.Metric) {
 	cfg, _, gen := s.current()
 	r := s.region
 	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(gen))
+	s.collectCertificates(ch, cfg)
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}

@@ -49,6 +49,9 @@ type LiveStatus struct {
 	// liveKeysMax of the KeysLimited keys that have a limit.
 	Keys        []KeyStatus `json:"keys"`
 	KeysLimited int         `json:"keys_limited"`
+	// Certificates are the TLS listeners' certificates, soonest to expire
+	// first (sluice_tls_certificate_expiry_seconds).
+	Certificates []CertificateStatus `json:"certificates"`
 }
 
 // ReloadResult is how the last reload ended.
@@ -183,6 +186,9 @@ func (s *supervisor) liveStatus() LiveStatus {
 		}
 		st.Workers = append(st.Workers, w)
 	}
+
+	st.Certificates = s.certs.of(cfg, time.Now())
+	slices.SortStableFunc(st.Certificates, func(a, b CertificateStatus) int { return cmp.Compare(a.ExpiresIn, b.ExpiresIn) })
 
 	meters := readMeter(r)
 	now := r.Now()

@@ -111,6 +111,7 @@ type supervisor struct {
 	socketsOnce sync.Once
 	sockets     []*os.File
 
+	certs      certificates                     // the TLS listeners' certificates, for /metrics and the status page
 	fds        *fdReserve                       // descriptors kept for a worker's start
 	adminConns atomic.Pointer[adminguard.Conns] // the admin listener's cap, for /metrics
 }

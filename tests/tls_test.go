@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -146,6 +147,26 @@ func TestTLSListenerServesOpenAIClient(t *testing.T) {
 	plain := openai.NewClient(option.WithBaseURL("http://"+addrs[0]+"/v1/"), option.WithAPIKey(keyAll), option.WithMaxRetries(0))
 	if res, err := plain.Chat.Completions.New(ctx, params); err != nil || len(res.Choices) != 1 {
 		t.Fatalf("plain listener: %+v %v", res, err)
+	}
+
+	// The certificate's time left: in /metrics and on the status page.
+	if v, ok := g.metric("sluice_tls_certificate_expiry_seconds", map[string]string{"cert": cert}); !ok || v < 11*3600 || v > 12*3600 {
+		t.Errorf("sluice_tls_certificate_expiry_seconds = %v (%v), want about 12 h", v, ok)
+	}
+	res2, err := http.Get(g.AdminURL + "/status/live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live struct {
+		Certificates []struct {
+			Cert, Subject string
+			ExpiresIn     float64 `json:"expires_in_s"`
+		}
+	}
+	json.NewDecoder(res2.Body).Decode(&live)
+	res2.Body.Close()
+	if len(live.Certificates) != 1 || live.Certificates[0].Cert != cert || live.Certificates[0].Subject != "server" {
+		t.Errorf("/status/live certificates: %+v", live.Certificates)
 	}
 
 	// A client that does not trust the CA is refused by its own TLS stack.
