@@ -98,6 +98,36 @@ func TestNomadJobAdminProtected(t *testing.T) {
 	}
 }
 
+// The Nomad job serves HTTPS from a certificate a template renders, and
+// that template reloads sluice (SIGHUP) when the certificate changes.
+func TestNomadJobTLSReloadsOnRenewal(t *testing.T) {
+	f, diags := hclparse.NewParser().ParseHCLFile("../deploy/nomad/sluice.nomad.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	task := blocks(blocks(blocks(f.Body.(*hclsyntax.Body), "job")[0].Body, "group")[0].Body, "task")[0]
+	var cfg string
+	signals := map[string]string{} // destination -> the signal its change sends
+	for _, tpl := range blocks(task.Body, "template") {
+		dest := attr(t, tpl, "destination")
+		if strings.HasSuffix(dest, "sluice.yaml") {
+			cfg = attr(t, tpl, "data")
+		}
+		if attr(t, tpl, "change_mode") == "signal" {
+			signals[dest] = attr(t, tpl, "change_signal")
+		}
+	}
+	files := regexp.MustCompile(`(?m)^\s*(?:- )?(?:cert|key): \{\{ env "NOMAD_SECRETS_DIR" \}\}/(\S+)\s*$`).FindAllStringSubmatch(cfg, -1)
+	if len(files) == 0 || !strings.Contains(cfg, "tls:") {
+		t.Fatalf("the job's configuration has no TLS listener with its files:\n%s", cfg)
+	}
+	for _, m := range files {
+		if sig := signals["secrets/"+m[1]]; sig != "SIGHUP" {
+			t.Errorf("the template of %s sends %q on a change, not SIGHUP", m[1], sig)
+		}
+	}
+}
+
 // The systemd unit reads the environment file that can hold the admin
 // token, for check, serve and reload alike.
 func TestSystemdUnitEnvironmentFile(t *testing.T) {

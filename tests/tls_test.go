@@ -199,6 +199,16 @@ func TestCheckTLSCertificates(t *testing.T) {
 	if out, err := run(good, goodKey); err != nil || strings.Contains(out, "warning") {
 		t.Errorf("a good certificate: %v\n%s", err, out)
 	}
+	// The chain and its key in one file, as the Nomad job renders them.
+	both := filepath.Join(pki.dir, "both.pem")
+	certPEM, _ := os.ReadFile(good)
+	keyPEM, _ := os.ReadFile(goodKey)
+	if err := os.WriteFile(both, append(certPEM, keyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(both, both); err != nil || strings.Contains(out, "warning") {
+		t.Errorf("a certificate and its key in one file: %v\n%s", err, out)
+	}
 	if out, err := run(soon, soonKey); err != nil || !strings.Contains(out, "warning: certificate "+soon) || !strings.Contains(out, "expires in") {
 		t.Errorf("a certificate that expires in 7 days: %v\n%s", err, out)
 	}

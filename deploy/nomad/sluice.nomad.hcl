@@ -17,6 +17,10 @@ job "sluice" {
       port "http" {
         static = 8080
       }
+      # HTTPS: sluice terminates TLS itself (the certificate below).
+      port "https" {
+        static = 8443
+      }
       # The admin listener binds to the allocation's address on this port
       # (NOMAD_IP_admin), never all interfaces, and /metrics and /status
       # need the bearer token (admin_token_env below).
@@ -102,6 +106,22 @@ job "sluice" {
         EOT
       }
 
+      # The TLS certificate chain and its key in one PEM file (sluice reads
+      # each from the same file), from a Nomad variable: one file, so a
+      # renewal is one change and one reload. SIGHUP re-reads it: new
+      # handshakes use the new certificate, open connections finish on the
+      # old one, and a bad one is refused with the old one still serving.
+      template {
+        destination   = "secrets/tls/gateway.pem"
+        perms         = "0600"
+        change_mode   = "signal"
+        change_signal = "SIGHUP"
+        data          = <<-EOT
+          {{ with nomadVar "nomad/jobs/sluice/tls" }}{{ .certificate }}
+          {{ .private_key }}{{ end }}
+        EOT
+      }
+
       # The configuration, rendered from Nomad variables. A change is
       # applied by SIGHUP — a reload: routes swap in place, counters and
       # open streams carry on, nothing restarts.
@@ -110,7 +130,13 @@ job "sluice" {
         change_mode   = "signal"
         change_signal = "SIGHUP"
         data          = <<-EOT
-          listen: 0.0.0.0:{{ env "NOMAD_PORT_http" }}
+          listen:
+            - address: 0.0.0.0:{{ env "NOMAD_PORT_http" }}
+            - address: 0.0.0.0:{{ env "NOMAD_PORT_https" }}
+              tls:
+                certificates:
+                  - cert: {{ env "NOMAD_SECRETS_DIR" }}/tls/gateway.pem
+                    key: {{ env "NOMAD_SECRETS_DIR" }}/tls/gateway.pem
           admin: {{ env "NOMAD_IP_admin" }}:{{ env "NOMAD_PORT_admin" }}
           admin_token_env: SLUICE_ADMIN_TOKEN
           workers: auto            # one per reserved core (NOMAD_CPU_CORES sets the affinity mask)
