@@ -15,18 +15,24 @@ import (
 )
 
 // generation reads the running configuration's generation from /status.
-func (g *gateway) generation() int64 {
+func (g *gateway) generation() int64 { return g.status().Generation }
+
+// lastReloadError is /status's last_reload_error.
+func (g *gateway) lastReloadError() string { return g.status().LastReloadError }
+
+// status reads the admin listener's /status.
+func (g *gateway) status() (st struct {
+	Generation      int64  `json:"generation"`
+	LastReloadError string `json:"last_reload_error"`
+}) {
 	g.t.Helper()
 	res, err := http.Get(g.AdminURL + "/status")
 	if err != nil {
 		g.t.Fatalf("GET /status: %v", err)
 	}
 	defer res.Body.Close()
-	var st struct {
-		Generation int64 `json:"generation"`
-	}
 	json.NewDecoder(res.Body).Decode(&st)
-	return st.Generation
+	return st
 }
 
 // reloadWith writes cfg over the configuration file, sends SIGHUP and

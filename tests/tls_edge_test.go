@@ -152,21 +152,6 @@ func TestTLSCertificateReloadUnderStreams(t *testing.T) {
 	awaitStreamsDone(t, streams)
 }
 
-// lastReloadError is /status's last_reload_error.
-func (g *gateway) lastReloadError() string {
-	g.t.Helper()
-	res, err := http.Get(g.AdminURL + "/status")
-	if err != nil {
-		g.t.Fatalf("GET /status: %v", err)
-	}
-	defer res.Body.Close()
-	var st struct {
-		LastReloadError string `json:"last_reload_error"`
-	}
-	json.NewDecoder(res.Body).Decode(&st)
-	return st.LastReloadError
-}
-
 // A session ticket one worker issued resumes on the other (TLS 1.3 and
 // 1.2), and after every worker was killed and restarted: the keys are in
 // the shared region, not in a worker. The usage line says tls_version and
