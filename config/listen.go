@@ -165,6 +165,11 @@ func LoadClientCAs(path string) (*x509.CertPool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseClientCAs(path, data)
+}
+
+// ParseClientCAs parses data, the PEM file at path, as CA certificates.
+func ParseClientCAs(path string, data []byte) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
 	n := 0
 	for rest := data; ; {

@@ -31,15 +31,13 @@ func (t *ticketKeeper) rotate(cfg *config.Config, now time.Time) {
 		if set < 0 || !l.TLS.Tickets() {
 			continue
 		}
-		_, id, at, seq, ok := t.region.TicketKeysOf(set)
+		_, id, at, _, ok := t.region.TicketKeysOf(set)
 		if ok && id == l.TicketID() && now.Sub(time.Unix(0, at)) < time.Duration(l.TLS.TicketRotation) {
 			continue
 		}
 		var fresh shm.TicketKey
-		rand.Read(fresh[:]) //nolint:errcheck // it never fails (crypto/rand, Go 1.24 on)
-		if seq == 0 {
-			seq = t.region.TicketSeq(set)
-		}
+		rand.Read(fresh[:])            //nolint:errcheck // it never fails (crypto/rand, Go 1.24 on)
+		seq := t.region.TicketSeq(set) // odd: a writer at it, or one that died there
 		t.region.RotateTicketKeys(set, l.TicketID(), fresh, now.UnixNano(), t.stale[set])
 		t.stale[set] = 0
 		if seq&1 == 1 {

@@ -34,8 +34,8 @@ import (
 //   - answer plain HTTP sent to the TLS port with a 400 in clear text, as
 //     nginx does, and count failed handshakes by reason, without a log
 //     line per hostile client,
-//   - swap certificates on a reload (tlsEdge.apply) and take the session
-//     ticket keys every worker shares from the shared region.
+//   - swap certificates on a reload (tlsEdge.settings, applyTLS) and take
+//     the session ticket keys every worker shares from the shared region.
 
 // tlsEdge is a TLS listener's live settings: those of the running
 // configuration (swapped whole by a reload; a handshake takes the ones of
@@ -97,7 +97,7 @@ func (e *tlsEdge) settings(t *config.TLS) (*tlsSettings, error) {
 		if err != nil {
 			return nil, err
 		}
-		pool, err := config.LoadClientCAs(t.ClientCA)
+		pool, err := config.ParseClientCAs(t.ClientCA, pem)
 		if err != nil {
 			return nil, err
 		}
