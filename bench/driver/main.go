@@ -19,6 +19,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -50,6 +52,9 @@ type config struct {
 	interval   time.Duration
 	hold       time.Duration
 	ramp       time.Duration
+	caFile     string // https: the CA the proxy's certificate chains to
+	newConn    bool   // a new connection (and TLS handshake) per request
+	resume     bool   // https: resume sessions by ticket (a session cache)
 }
 
 type stats struct {
@@ -60,6 +65,11 @@ type stats struct {
 	ok        atomic.Int64
 	failed    atomic.Int64
 	events    atomic.Int64
+	// https: connections that resumed a session, and the first
+	// connection's parameters (what was measured).
+	resumed atomic.Int64
+	tlsOnce sync.Once
+	tlsDesc string
 }
 
 func (s *stats) record(lat time.Duration, err error) {
@@ -94,6 +104,9 @@ func main() {
 	flag.DurationVar(&c.interval, "interval", 0, "pause between stream events at the backend (X-Fake-Interval-Ms)")
 	flag.DurationVar(&c.hold, "delay", 0, "backend delay before answering (X-Fake-Delay-Ms)")
 	flag.DurationVar(&c.ramp, "ramp", 0, "closed loop: start the connections evenly over this long (0: all at once)")
+	flag.StringVar(&c.caFile, "cacert", "", "https: PEM file of the CA that signed the proxy's certificate")
+	flag.BoolVar(&c.newConn, "new-conn", false, "a new connection per request (over https: a handshake per request)")
+	flag.BoolVar(&c.resume, "resume", false, "https: keep a session cache, so that new connections resume by ticket")
 	flag.Parse()
 	if _, ok := apis[c.api]; !ok {
 		fmt.Fprintf(os.Stderr, "driver: unknown -api %q (chat, responses, messages)\n", c.api)
@@ -102,7 +115,8 @@ func main() {
 
 	body := makeBody(c)
 	st := &stats{}
-	tr := &http.Transport{MaxIdleConnsPerHost: 100000, MaxConnsPerHost: 0, DisableCompression: true, IdleConnTimeout: time.Minute}
+	tr := &http.Transport{MaxIdleConnsPerHost: 100000, MaxConnsPerHost: 0, DisableCompression: true, IdleConnTimeout: time.Minute,
+		DisableKeepAlives: c.newConn, TLSClientConfig: tlsConfig(c)}
 	if c.rate == 0 {
 		tr.MaxConnsPerHost = c.conns
 	}
@@ -149,7 +163,7 @@ func main() {
 
 	r := result.Driver{Mode: "closed", Conns: c.conns, PromptBytes: c.promptSize, Stream: c.stream, Tokens: c.tokens,
 		DurationS: elapsed.Seconds(), Requests: st.requests.Load(), OK: st.ok.Load(), Errors: st.failed.Load(),
-		Events: st.events.Load(), ErrorSamples: st.errors}
+		Events: st.events.Load(), ErrorSamples: st.errors, Resumed: st.resumed.Load(), TLS: st.tlsDesc}
 	if c.rate > 0 {
 		r.Mode, r.Conns, r.Rate = "open", 0, c.rate
 	}
@@ -160,6 +174,35 @@ func main() {
 		r.MaxMs = ms(st.latencies[n-1])
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// tlsConfig is the client side of an https run: the rig's CA, TLS 1.2
+// and 1.3, and X25519 alone. Go offers X25519MLKEM768 first by default,
+// which the nginx peer's OpenSSL 3.0 does not know: offering X25519 only
+// makes every proxy do the same key exchange. No HTTP/2 (the Transport
+// negotiates it only when ForceAttemptHTTP2 or no TLSClientConfig is set).
+func tlsConfig(c config) *tls.Config {
+	if c.caFile == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(c.caFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "driver:", err)
+		os.Exit(2)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		fmt.Fprintf(os.Stderr, "driver: %s: no PEM certificate\n", c.caFile)
+		os.Exit(2)
+	}
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, CurvePreferences: []tls.CurveID{tls.X25519}}
+	if c.resume {
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(1024)
+	} else {
+		// No cache: every connection's handshake is full.
+		cfg.SessionTicketsDisabled = true
+	}
+	return cfg
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -253,6 +296,14 @@ func do(client *http.Client, c config, body []byte, st *stats) error {
 		return err
 	}
 	defer res.Body.Close()
+	if res.TLS != nil {
+		if res.TLS.DidResume {
+			st.resumed.Add(1)
+		}
+		st.tlsOnce.Do(func() {
+			st.tlsDesc = tls.VersionName(res.TLS.Version) + " " + tls.CipherSuiteName(res.TLS.CipherSuite) + " " + res.TLS.CurveID.String()
+		})
+	}
 	if res.StatusCode != 200 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 200))
 		return fmt.Errorf("status %d: %s", res.StatusCode, b)

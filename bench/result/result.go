@@ -21,4 +21,8 @@ type Driver struct {
 	P99Ms        float64  `json:"p99_ms"`
 	MaxMs        float64  `json:"max_ms"`
 	ErrorSamples []string `json:"error_samples,omitempty"`
+	// Over https: answers whose connection resumed a session, and the
+	// first connection's version, cipher suite and key exchange.
+	Resumed int64  `json:"resumed,omitempty"`
+	TLS     string `json:"tls,omitempty"`
 }

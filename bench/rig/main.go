@@ -102,9 +102,15 @@ func main() {
 	build()
 
 	portFree(backendAddr)
-	for _, addr := range proxyAddrs {
+	for name, addr := range proxyAddrs {
 		portFree(addr)
+		portFree(proxyTLSAddrs[name])
 	}
+	defer func() {
+		if rigCerts.dir != "" {
+			os.RemoveAll(rigCerts.dir)
+		}
+	}()
 	backend := startBackground("backend", loadCPU, filepath.Join(binDir, "fakevllm"), "-listen", backendAddr)
 	defer stop(backend)
 	awaitPort(backendAddr)

@@ -20,7 +20,9 @@ type running struct {
 	name string
 	cmd  *exec.Cmd // nil for "direct"
 	url  string
-	dir  string
+	// tlsURL is its https listener ("" where it has none).
+	tlsURL string
+	dir    string
 }
 
 func (r *running) pid() int {
@@ -38,6 +40,9 @@ func startProxy(name string) *running {
 	}
 	r := startProxyNoWait(name)
 	awaitPort(proxyAddr(name))
+	if r.tlsURL != "" {
+		awaitPort(proxyTLSAddrs[name])
+	}
 	return r
 }
 
@@ -52,10 +57,9 @@ func (r *running) stop() {
 // and the Lua peer's own 64 KiB buffer), and per-key limits
 // high enough never to refuse (the peer counts per key in a shared dict;
 // sluice runs its shared-memory limiter and concurrency count).
-func writeSluiceConfig(name, dir string) string {
+func writeSluiceConfig(name, dir string, tls bool) string {
 	sum := sha256.Sum256([]byte(benchKey))
-	cfg := fmt.Sprintf(`listen: %s
-admin: %s
+	cfg := fmt.Sprintf(`%sadmin: %s
 workers: 1
 pin_cpus: true
 gomaxprocs: %d
@@ -73,7 +77,7 @@ models:
     backends:
       - url: http://%s
         slots: 100000
-`, proxyAddr(name), adminAddrs[name], *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+`, sluiceListen(name, tls), adminAddrs[name], *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path
@@ -90,7 +94,7 @@ func renderNginx(name, dir string) string {
 	for _, sub := range []string{"client_body_temp", "proxy_temp", "fastcgi_temp", "uwsgi_temp", "scgi_temp", "logs"} {
 		must(os.MkdirAll(filepath.Join(dir, sub), 0o755))
 	}
-	conf := strings.NewReplacer("@LISTEN@", proxyAddr(name), "@BACKEND@", backendAddr, "@PREFIX@", dir,
+	conf := strings.NewReplacer("@LISTEN@", proxyAddr(name), "        @TLS@\n", "        "+nginxTLS(name)+"\n", "@BACKEND@", backendAddr, "@PREFIX@", dir,
 		"@LUADIR@", filepath.Join(repoRoot, "bench", "peers", "lua")).Replace(string(tmpl))
 	path := filepath.Join(dir, "nginx.conf")
 	must(os.WriteFile(path, []byte(conf), 0o644))
@@ -114,6 +118,13 @@ func warm(r *running) {
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), `"errors":0`) {
 		fatalf("%s does not answer correctly: %v %s", r.name, err, out)
+	}
+	if r.tlsURL != "" {
+		cmd = exec.Command(filepath.Join(binDir, "driver"), append([]string{"-url", r.tlsURL, "-conns", "8", "-duration", "1s"}, tlsArgs()...)...)
+		out, err = cmd.Output()
+		if err != nil || !strings.Contains(string(out), `"errors":0`) {
+			fatalf("%s does not answer correctly over https: %v %s", r.name, err, out)
+		}
 	}
 	time.Sleep(200 * time.Millisecond) // let the proxy settle before reading idle RSS
 }

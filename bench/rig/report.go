@@ -20,6 +20,8 @@ type row struct {
 	perStream                float64 // KiB per open stream (c, f2): (rssLoad − rssFresh) / streams
 	firstPerStream           float64 // the same from the first run alone, on the fresh process
 	startMs, pssIdle         float64
+	resumedPct               float64 // over https: answers on a resumed session, %
+	tls                      string  // over https: what the first connection negotiated
 }
 
 func summarize(all []Measurement) []row {
@@ -57,6 +59,13 @@ func summarize(all []Measurement) []row {
 			rssFresh: float64(ms[0].RSSIdleKiB),
 			startMs:  med(func(m Measurement) float64 { return m.StartToFirstMs }),
 			pssIdle:  med(func(m Measurement) float64 { return float64(m.PSSIdleKiB) }),
+			resumedPct: med(func(m Measurement) float64 {
+				if m.Driver.OK == 0 {
+					return 0
+				}
+				return 100 * float64(m.Driver.Resumed) / float64(m.Driver.OK)
+			}),
+			tls: ms[0].Driver.TLS,
 		})
 		r := &rows[len(rows)-1]
 		n := float64(ms[0].OpenStreams)
@@ -134,7 +143,12 @@ func writeReport(all []Measurement, results string) {
 			}
 			continue
 		}
-		open := s == "c" || s == "f2"
+		open := s == "c" || s == "f2" || s == "tc"
+		// Scenarios th and tr: a handshake per request.
+		handshakes := s == "th" || s == "tr"
+		if rs[0].tls != "" {
+			fmt.Fprintf(&b, "Negotiated (first connection of the first run): %s.\n\n", rs[0].tls)
+		}
 		// The ratio column: against plain nginx, or in scenario apis
 		// against the same proxy's chat request.
 		against := "× nginx"
@@ -155,7 +169,13 @@ func writeReport(all []Measurement, results string) {
 		if s == "e" {
 			b.WriteString(" added p50 µs |")
 		}
+		if handshakes {
+			b.WriteString(" handshakes/s on one core (10⁶ / CPU µs) | resumed |")
+		}
 		b.WriteString("\n|" + strings.Repeat("---|", 12))
+		if handshakes {
+			b.WriteString("---|---|")
+		}
 		if base {
 			b.WriteString("---|")
 		}
@@ -200,6 +220,13 @@ func writeReport(all []Measurement, results string) {
 					}
 				}
 				fmt.Fprintf(&b, " %s |", added)
+			}
+			if handshakes {
+				capacity := "—"
+				if r.cpuReq > 0 {
+					capacity = fmt.Sprintf("%.0f", 1e6/r.cpuReq)
+				}
+				fmt.Fprintf(&b, " %s | %.0f%% |", capacity, r.resumedPct)
 			}
 			b.WriteString("\n")
 		}

@@ -71,6 +71,30 @@ func targets(rows []row) string {
 			fmt.Fprintf(&b, "| d. errors at %s req/s | %.0f | 0 | no |\n", rate, s.errors)
 		}
 	}
+	// Over TLS (issue 32). A handshake rate at least some ratio of
+	// nginx's is a CPU per request at most its inverse.
+	v, ok = ratio("ta", "", "nginx", cpuReq)
+	check("ta. small body over TLS, CPU/request vs plain nginx over TLS", v, 1.3, "×", ok)
+	if v, ok = ratio("th", "", "nginx", cpuReq); ok {
+		atLeast(&b, "th. full handshakes/s on one core vs nginx", 1/v, 0.8, "×")
+	}
+	if v, ok = ratio("tr", "", "nginx", cpuReq); ok {
+		atLeast(&b, "tr. resumed handshakes/s on one core vs nginx", 1/v, 1.0, "×")
+	}
+	if r := find("tr", "", "sluice"); r != nil {
+		atLeast(&b, "tr. answers on a resumed session, sluice", r.resumedPct, 99, "%")
+	}
+	for _, n := range strings.Split(*streams, ",") {
+		t, p := find("tc", n, "sluice"), find("c", n, "sluice")
+		if t != nil && p != nil && p.perStream > 0 {
+			check("tc. RSS per open TLS stream over plain, "+n+" streams", t.perStream/p.perStream, 1.5, "×", true)
+		}
+		if t != nil {
+			if v, ok := ratio("tc", n, "nginx", func(r *row) float64 { return r.perStream }); ok {
+				check("tc. RSS per open TLS stream vs nginx over TLS, "+n+" streams", v, 1.0, "×", true)
+			}
+		}
+	}
 	// Scenario apis: the newer APIs' requests cost about what the same
 	// chat request costs (issue 19).
 	for _, s := range []string{"apis", "apis-rate"} {
@@ -100,6 +124,15 @@ func targets(rows []row) string {
 		check("g. start to first served request", g.startMs, 150, " ms", true)
 	}
 	return b.String()
+}
+
+// atLeast writes a target row whose bound is a floor.
+func atLeast(b *strings.Builder, name string, v, bound float64, unit string) {
+	met := "no"
+	if v >= bound {
+		met = "yes"
+	}
+	fmt.Fprintf(b, "| %s | %s%s | ≥ %s%s | %s |\n", name, trim(v), unit, trim(bound), unit, met)
 }
 
 // trim formats v with as few decimals as say it.
