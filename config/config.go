@@ -5,6 +5,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
@@ -67,6 +68,11 @@ type Config struct {
 	Listen Listeners `yaml:"listen"`
 	// Admin is the address of the admin listener (/healthz, /readyz).
 	Admin string `yaml:"admin"`
+	// AdminTLS, when set, makes the admin listener HTTPS: the same block
+	// as a listener's tls (certificates, client_ca, min_version,
+	// session_tickets; the tickets are the supervisor's own, one process).
+	// A reload re-reads its files; adding or removing it takes a restart.
+	AdminTLS *TLS `yaml:"admin_tls"`
 	// AdminTokenEnv names an environment variable holding a bearer token
 	// the admin listener requires on /metrics and /status (empty: none).
 	// /healthz and /readyz stay open for probes that send no header.
@@ -163,6 +169,10 @@ type Config struct {
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
 	Models []Model `yaml:"models"`
+
+	// Files are the bytes of the TLS files the configuration names, as
+	// its validation read them (not a field of the file).
+	Files Files `yaml:"-"`
 }
 
 // Key is one client API key, stored only as the SHA-256 of the secret.
@@ -170,7 +180,16 @@ type Key struct {
 	// Name identifies the key in logs and metrics.
 	Name string `yaml:"name"`
 	// SHA256 is the hex SHA-256 of the bearer token (64 hex characters).
+	// Optional when ClientCertSHA256 is set.
 	SHA256 string `yaml:"sha256"`
+	// ClientCertSHA256 is the SHA-256 fingerprint of a client certificate
+	// (of its DER, as `openssl x509 -noout -fingerprint -sha256` prints
+	// it; hex, colons optional) that stands in for the bearer token: a
+	// request on a TLS connection whose client presented this certificate
+	// and had it verified against the listener's client_ca is this key's,
+	// unless the token it sends is another key's (then that key's). A
+	// token that is no key (the placeholder an SDK needs) is ignored.
+	ClientCertSHA256 string `yaml:"client_cert_sha256"`
 	// Models lists the model names this key may use; "*" allows all.
 	Models []string `yaml:"models"`
 	// RequestsPerMinute limits the key's requests (0: no limit), exactly
@@ -199,6 +218,25 @@ type Key struct {
 	// MaxKeyPriority: a waiting request of a higher tier always takes the
 	// next free slot before any of a lower one.
 	Priority int `yaml:"priority"`
+}
+
+// CertFingerprint decodes a client_cert_sha256: 64 hex digits, in
+// either case, with or without a colon between each two.
+func CertFingerprint(s string) (sum [32]byte, ok bool) {
+	if len(s) == 95 {
+		for i := 2; i < len(s); i += 3 {
+			if s[i] != ':' {
+				return sum, false
+			}
+		}
+		s = strings.ReplaceAll(s, ":", "")
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		return sum, false
+	}
+	copy(sum[:], b)
+	return sum, true
 }
 
 // MaxCacheGroup bounds keys[].cache_group's length in bytes.
@@ -606,13 +644,14 @@ func ProcessChanges(old, new *Config) []string {
 }
 
 // RestartChanges lists the changed fields only a restart applies: admin,
-// admin_token_env, admin_timeouts, admin_max_conns and admin_hosts (the
+// admin_tls being there or not (its files a reload re-reads), admin_token_env, admin_timeouts, admin_max_conns and admin_hosts (the
 // admin listener is set up once), pid_file (how
 // `sluice reload` finds the running supervisor) and shm_cells and
 // prefix_index.entries (the size of the shared region).
 func RestartChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "admin", old.Admin, new.Admin)
+	diff(&out, "admin_tls", onOff(old.AdminTLS != nil), onOff(new.AdminTLS != nil))
 	diff(&out, "admin_token_env", old.AdminTokenEnv, new.AdminTokenEnv)
 	diff(&out, "admin_timeouts", old.AdminTimeouts, new.AdminTimeouts)
 	diff(&out, "admin_max_conns", old.AdminMaxConns, new.AdminMaxConns)
@@ -621,6 +660,14 @@ func RestartChanges(old, new *Config) []string {
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
 	diff(&out, "prefix_index.entries", old.PrefixEntries(), new.PrefixEntries())
 	return out
+}
+
+// onOff names whether a block is there, for diff.
+func onOff(set bool) string {
+	if set {
+		return "set"
+	}
+	return "not set"
 }
 
 func diff(out *[]string, field string, a, b any) {
@@ -679,6 +726,10 @@ func (c *Config) applyDefaults() {
 		if l.TLS != nil {
 			l.TLS.MinVersion = cmp.Or(l.TLS.MinVersion, DefaultTLSMinVersion)
 		}
+	}
+	if c.AdminTLS != nil {
+		c.AdminTLS.MinVersion = cmp.Or(c.AdminTLS.MinVersion, DefaultTLSMinVersion)
+		c.AdminTLS.setDefaults()
 	}
 	if c.Admin == "" {
 		c.Admin = DefaultAdmin

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -127,6 +129,31 @@ func (l Listeners) Primary() string {
 	return l[0].Address
 }
 
+// ServerConfig is t's crypto/tls server configuration, its files from
+// files at now: certificates (by SNI, the first the default), client_ca
+// required and verified, the oldest version, http/1.1 alone by ALPN (no
+// h2: clients that try it fall back), tickets on or off. caPEM is the
+// client_ca file's bytes (nil without one). The one place a TLS block
+// becomes a tls.Config: the workers' listeners and the admin listener.
+func (t *TLS) ServerConfig(files Files, now time.Time) (cfg *tls.Config, caPEM []byte, err error) {
+	cfg = &tls.Config{MinVersion: t.MinTLSVersion(), NextProtos: []string{"http/1.1"}, SessionTicketsDisabled: !t.Tickets()}
+	for _, c := range t.Certificates {
+		pair, err := files.Certificate(c, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Certificates = append(cfg.Certificates, pair)
+	}
+	if t.ClientCA != "" {
+		pool, pem, err := files.ClientCAs(t.ClientCA)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.ClientCAs, cfg.ClientAuth, caPEM = pool, tls.RequireAndVerifyClientCert, pem
+	}
+	return cfg, caPEM, nil
+}
+
 // MinTLSVersion is the crypto/tls version of t.MinVersion.
 func (t *TLS) MinTLSVersion() uint16 {
 	if t.MinVersion == "1.3" {
@@ -135,22 +162,60 @@ func (t *TLS) MinTLSVersion() uint16 {
 	return tls.VersionTLS12
 }
 
-// LoadCertificate reads c's certificate chain and key, checks that they
-// match and that the certificate is valid at now, and returns it with
-// its leaf parsed.
-func LoadCertificate(c Certificate, now time.Time) (tls.Certificate, error) {
-	pair, err := tls.LoadX509KeyPair(c.Cert, c.Key)
+// Files are the bytes of the files a configuration names (TLS
+// certificates, keys and CAs), each read once, by the validation of the
+// configuration, and kept with it: the workers get these bytes in the
+// reload frame, so they serve exactly what was validated, however the
+// files change meanwhile (a renewal writing the certificate before its
+// key). A lookup of a path it lacks (a Config made in code) reads the
+// file without keeping it.
+type Files map[string][]byte
+
+// MaxTLSFile bounds a certificate, key or CA file.
+const MaxTLSFile = 1 << 20
+
+// keep reads path into f (validation only: f is read-only after it).
+func (f Files) keep(path string) ([]byte, error) {
+	if b, ok := f[path]; ok {
+		return b, nil
+	}
+	b, err := readBounded(path)
+	if err == nil {
+		f[path] = b
+	}
+	return b, err
+}
+
+// bytes is path's content: as kept, or else read now.
+func (f Files) bytes(path string) ([]byte, error) {
+	if b, ok := f[path]; ok {
+		return b, nil
+	}
+	return readBounded(path)
+}
+
+// readBounded reads a file of at most MaxTLSFile bytes.
+func readBounded(path string) ([]byte, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, MaxTLSFile+1))
+	if err == nil && len(b) > MaxTLSFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a certificate, key or CA file", path, MaxTLSFile)
+	}
+	return b, err
+}
+
+// Certificate is c's certificate chain and key from f, checked to match
+// and to be valid at now, with its leaf parsed.
+func (f Files) Certificate(c Certificate, now time.Time) (tls.Certificate, error) {
+	pair, err := f.Pair(c)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	leaf := pair.Leaf
-	if leaf == nil {
-		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return tls.Certificate{}, err
-		}
-		pair.Leaf = leaf
-	}
-	switch {
+	switch leaf := pair.Leaf; {
 	case now.After(leaf.NotAfter):
 		return tls.Certificate{}, fmt.Errorf("certificate %s expired on %s", c.Cert, leaf.NotAfter.UTC().Format(time.RFC3339))
 	case now.Before(leaf.NotBefore):
@@ -159,13 +224,38 @@ func LoadCertificate(c Certificate, now time.Time) (tls.Certificate, error) {
 	return pair, nil
 }
 
-// LoadClientCAs reads a PEM file of CA certificates.
-func LoadClientCAs(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+// Pair is c's certificate chain and key from f, checked to match, with
+// its leaf parsed; valid or not at any time.
+func (f Files) Pair(c Certificate) (tls.Certificate, error) {
+	certPEM, err := f.bytes(c.Cert)
 	if err != nil {
-		return nil, err
+		return tls.Certificate{}, err
 	}
-	return ParseClientCAs(path, data)
+	keyPEM, err := f.bytes(c.Key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s, %s: %w", c.Cert, c.Key, err)
+	}
+	if pair.Leaf == nil {
+		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			return tls.Certificate{}, err
+		}
+	}
+	return pair, nil
+}
+
+// ClientCAs is the CA pool of the PEM file at path, from f, and the
+// file's bytes.
+func (f Files) ClientCAs(path string) (*x509.CertPool, []byte, error) {
+	data, err := f.bytes(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := ParseClientCAs(path, data)
+	return pool, data, err
 }
 
 // ParseClientCAs parses data, the PEM file at path, as CA certificates.
@@ -215,13 +305,13 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			if tlsListeners++; tlsListeners == MaxTLSListeners+1 {
 				add(p+".tls", "at most %d TLS listeners", MaxTLSListeners)
 			}
-			l.TLS.validate(p+".tls", add)
+			l.TLS.validate(p+".tls", c.Files, add)
 		}
 	}
 }
 
-// validate checks a TLS block at path.
-func (t *TLS) validate(path string, add func(path, format string, args ...any)) {
+// validate checks a TLS block at path, keeping its files' bytes in files.
+func (t *TLS) validate(path string, files Files, add func(path, format string, args ...any)) {
 	if len(t.Certificates) == 0 {
 		add(path+".certificates", "a TLS listener needs at least one certificate")
 	}
@@ -232,12 +322,18 @@ func (t *TLS) validate(path string, add func(path, format string, args ...any)) 
 			add(cp, "cert and key are both required")
 			continue
 		}
-		if _, err := LoadCertificate(cert, now); err != nil {
+		_, errC := files.keep(cert.Cert)
+		_, errK := files.keep(cert.Key)
+		if err := cmp.Or(errC, errK); err != nil {
+			add(cp, "%v", err)
+		} else if _, err := files.Certificate(cert, now); err != nil {
 			add(cp, "%v", err)
 		}
 	}
 	if t.ClientCA != "" {
-		if _, err := LoadClientCAs(t.ClientCA); err != nil {
+		if _, err := files.keep(t.ClientCA); err != nil {
+			add(path+".client_ca", "%v", err)
+		} else if _, _, err := files.ClientCAs(t.ClientCA); err != nil {
 			add(path+".client_ca", "%v", err)
 		}
 	}
@@ -267,7 +363,7 @@ func (c *Config) CertificateWarnings(now time.Time) []string {
 			continue
 		}
 		for _, cert := range l.TLS.Certificates {
-			pair, err := LoadCertificate(cert, now)
+			pair, err := c.Files.Certificate(cert, now)
 			if err != nil {
 				continue // a problem validate reports
 			}

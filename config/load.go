@@ -60,9 +60,18 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes and validates a configuration; name is used in messages.
 // Decoding is strict: an unknown field or a value of the wrong type is an
-// error at its line and column.
-func Parse(name string, data []byte) (*Config, error) {
-	var c Config
+// error at its line and column. The TLS files it names are read once, into
+// the Config's Files.
+func Parse(name string, data []byte) (*Config, error) { return ParseWith(name, data, nil) }
+
+// ParseWith is Parse with the bytes of the files the configuration names
+// given (a reload frame's: what the supervisor validated); a file files
+// lacks is read from disk.
+func ParseWith(name string, data []byte, files Files) (*Config, error) {
+	c := Config{Files: Files{}}
+	for path, b := range files {
+		c.Files[path] = b
+	}
 	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
 		return nil, Problems{decodeProblem(name, err)}
 	}
@@ -141,6 +150,9 @@ func (c *Config) validate() Problems {
 	c.validateListeners(add)
 	if _, _, err := net.SplitHostPort(c.Admin); err != nil {
 		add("admin", "%q is not host:port", c.Admin)
+	}
+	if c.AdminTLS != nil {
+		c.AdminTLS.validate("admin_tls", c.Files, add)
 	}
 	if c.AdminTokenEnv != "" && c.AdminToken() == "" {
 		add("admin_token_env", "environment variable %s is not set (the admin listener's bearer token)", c.AdminTokenEnv)
@@ -272,7 +284,11 @@ func (c *Config) validate() Problems {
 		}
 	}
 
-	names, hashes := map[string]bool{}, map[string]bool{}
+	names, hashes, certs := map[string]bool{}, map[string]bool{}, map[[32]byte]bool{}
+	verifiesClients := false
+	for _, l := range c.Listen {
+		verifiesClients = verifiesClients || l.TLS != nil && l.TLS.ClientCA != ""
+	}
 	for i, k := range c.Keys {
 		p := fmt.Sprintf("keys[%d]", i)
 		switch {
@@ -284,12 +300,26 @@ func (c *Config) validate() Problems {
 			add(p+".name", "has a control character (%q): it names the key in metrics and logs", k.Name)
 		}
 		names[k.Name] = true
-		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
+		if k.SHA256 == "" && k.ClientCertSHA256 != "" {
+			// A key of client certificates alone.
+		} else if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
 			add(p+".sha256", "must be 64 hex characters (the SHA-256 of the key, e.g. `printf %%s \"$KEY\" | sha256sum`)")
 		} else if h := strings.ToLower(k.SHA256); hashes[h] {
 			add(p+".sha256", "the same key hash appears twice")
 		} else {
 			hashes[h] = true
+		}
+		if k.ClientCertSHA256 != "" {
+			switch sum, ok := CertFingerprint(k.ClientCertSHA256); {
+			case !ok:
+				add(p+".client_cert_sha256", "must be the SHA-256 fingerprint of a client certificate: 64 hex characters, colons between pairs optional (`openssl x509 -in client.pem -noout -fingerprint -sha256`)")
+			case certs[sum]:
+				add(p+".client_cert_sha256", "the same client certificate appears twice")
+			case !verifiesClients:
+				add(p+".client_cert_sha256", "no TLS listener has a client_ca, so no client ever presents a certificate: set listen[].tls.client_ca")
+			default:
+				certs[sum] = true
+			}
 		}
 		if len(k.Models) == 0 {
 			add(p+".models", "list the models this key may use, or [\"*\"] for all")

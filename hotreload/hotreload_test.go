@@ -3,9 +3,18 @@ package hotreload
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"math/big"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
@@ -15,23 +24,80 @@ import (
 func TestFrameRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	data := []byte("listen: x\nkeys: []\n")
-	WriteConfig(&b, Frame{Name: "/etc/sluice/s.yaml", Data: data, Gen: 7, Discovered: []byte(`{"m":[]}`)})
+	WriteConfig(&b, Frame{Name: "/etc/sluice/s.yaml", Data: data, Gen: 7, Discovered: []byte(`{"m":[]}`), Files: []byte(`{"a.pem":"eA=="}`)})
 	WriteConfig(&b, Frame{Name: "n", Gen: 8})
 	r := bufio.NewReader(&b)
 	f, err := ReadConfig(r)
-	if err != nil || f.Name != "/etc/sluice/s.yaml" || string(f.Data) != string(data) || f.Gen != 7 || string(f.Discovered) != `{"m":[]}` {
+	if err != nil || f.Name != "/etc/sluice/s.yaml" || string(f.Data) != string(data) || f.Gen != 7 || string(f.Discovered) != `{"m":[]}` ||
+		string(f.Files) != `{"a.pem":"eA=="}` {
 		t.Fatalf("frame 1: %+v %v", f, err)
 	}
-	if f, err = ReadConfig(r); err != nil || f.Name != "n" || len(f.Data) != 0 || f.Gen != 8 || len(f.Discovered) != 0 {
+	if f, err = ReadConfig(r); err != nil || f.Name != "n" || len(f.Data) != 0 || f.Gen != 8 || len(f.Discovered) != 0 || len(f.Files) != 0 {
 		t.Fatalf("frame 2: %+v %v", f, err)
 	}
 }
 
 func TestFrameRefusals(t *testing.T) {
-	for _, in := range []string{"hello\n", "reload 1 -1 3 0\nabc", "reload 1 1 99999999999 0\n", "reload 1 4 4 0\nshort", "reload 1 1 1\nab"} {
+	for _, in := range []string{"hello\n", "reload 1 -1 3 0 0\nabc", "reload 1 1 99999999999 0 0\n", "reload 1 4 4 0 0\nshort",
+		"reload 1 1 1 0\nab", "reload 1 1 1 0 -5\nab", "reload 1 1 1 0 9223372036854775807\nab", "reload 1 1 1 9223372036854775807 9223372036854775807\nab"} {
 		if _, err := ReadConfig(bufio.NewReader(strings.NewReader(in))); err == nil {
 			t.Errorf("ReadConfig(%q) accepted", in)
 		}
+	}
+}
+
+// A frame's TLS files are the configuration's as the supervisor's
+// validation read them: the worker's decoding validates with those bytes
+// and reads no file (the paths here do not exist).
+func TestFrameCarriesTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	yaml := fmt.Sprintf("listen:\n  - address: 127.0.0.1:0\n    tls:\n      certificates: [{cert: %s/gw.pem, key: %s/gw.key}]\n"+
+		"keys:\n  - name: k\n    sha256: %s\n    models: [\"*\"]\nmodels:\n  - name: m\n    backends:\n      - url: http://127.0.0.1:1\n        slots: 1\n",
+		dir, dir, strings.Repeat("a", 64))
+	writeTestCertificate(t, dir+"/gw.pem", dir+"/gw.key")
+	cfg, err := config.Parse("s.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Files) != 2 {
+		t.Fatalf("files kept: %d", len(cfg.Files))
+	}
+	os.RemoveAll(dir)
+	var b bytes.Buffer
+	WriteConfig(&b, Frame{Name: "s.yaml", Data: []byte(yaml), Gen: 2, Files: FilesOf(cfg)})
+	f, err := ReadConfig(bufio.NewReader(&b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Config()
+	if err != nil {
+		t.Fatalf("the worker's decoding: %v", err)
+	}
+	if _, err := got.Files.Certificate(got.Listen[0].TLS.Certificates[0], time.Now()); err != nil {
+		t.Fatalf("the certificate from the frame: %v", err)
+	}
+	if _, err := config.Parse("s.yaml", []byte(yaml)); err == nil {
+		t.Fatal("the files are gone: a fresh parse must fail")
+	}
+}
+
+// writeTestCertificate writes a self-signed ECDSA certificate valid for
+// a day and its key.
+func writeTestCertificate(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	if os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600) != nil ||
+		os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600) != nil {
+		t.Fatal("write the certificate")
 	}
 }
 

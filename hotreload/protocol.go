@@ -24,19 +24,33 @@ import (
 const MaxConfig = 64 << 20
 
 // Frame is one configuration as the supervisor hands it to a worker: the
-// file's name and bytes, its generation, and the backends service
-// discovery found (JSON of config.Discovered; empty: none).
+// file's name and bytes, its generation, the backends service discovery
+// found (JSON of config.Discovered; empty: none), and the bytes of the TLS
+// files it names as the supervisor's validation read them (JSON of
+// config.Files; empty: none), so that every worker serves what was
+// validated, even if a file changed since.
 type Frame struct {
 	Name       string
 	Data       []byte
 	Gen        int64
 	Discovered []byte
+	Files      []byte
 }
 
-// WriteConfig sends one frame: "reload GEN NAMELEN DATALEN DISCLEN\n",
-// then the name, the bytes and the discovered backends.
+// FilesOf encodes cfg's TLS files for Frame.Files.
+func FilesOf(cfg *config.Config) []byte {
+	if len(cfg.Files) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(cfg.Files) // a map of strings to bytes always encodes
+	return b
+}
+
+// WriteConfig sends one frame: "reload GEN NAMELEN DATALEN DISCLEN FILESLEN\n",
+// then the name, the bytes, the discovered backends and the files.
 func WriteConfig(w io.Writer, f Frame) error {
-	_, err := fmt.Fprintf(w, "reload %d %d %d %d\n%s%s%s", f.Gen, len(f.Name), len(f.Data), len(f.Discovered), f.Name, f.Data, f.Discovered)
+	_, err := fmt.Fprintf(w, "reload %d %d %d %d %d\n%s%s%s%s", f.Gen, len(f.Name), len(f.Data), len(f.Discovered), len(f.Files),
+		f.Name, f.Data, f.Discovered, f.Files)
 	return err
 }
 
@@ -47,18 +61,21 @@ func ReadConfig(r *bufio.Reader) (Frame, error) {
 	if err != nil {
 		return f, err
 	}
-	var nameLen, dataLen, discLen int
-	if _, err := fmt.Sscanf(line, "reload %d %d %d %d\n", &f.Gen, &nameLen, &dataLen, &discLen); err != nil {
+	var nameLen, dataLen, discLen, filesLen int
+	if _, err := fmt.Sscanf(line, "reload %d %d %d %d %d\n", &f.Gen, &nameLen, &dataLen, &discLen, &filesLen); err != nil {
 		return f, fmt.Errorf("hotreload: bad frame header %q", strings.TrimSpace(line))
 	}
-	if nameLen < 0 || dataLen < 0 || discLen < 0 || nameLen+dataLen+discLen > MaxConfig {
-		return f, fmt.Errorf("hotreload: frame of %d+%d+%d bytes refused", nameLen, dataLen, discLen)
+	if nameLen < 0 || dataLen < 0 || discLen < 0 || filesLen < 0 || nameLen > MaxConfig || dataLen > MaxConfig ||
+		discLen > MaxConfig || filesLen > MaxConfig || nameLen+dataLen+discLen+filesLen > MaxConfig {
+		return f, fmt.Errorf("hotreload: frame of %d+%d+%d+%d bytes refused", nameLen, dataLen, discLen, filesLen)
 	}
-	buf := make([]byte, nameLen+dataLen+discLen)
+	buf := make([]byte, nameLen+dataLen+discLen+filesLen)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return f, err
 	}
-	f.Name, f.Data, f.Discovered = string(buf[:nameLen]), buf[nameLen:nameLen+dataLen], buf[nameLen+dataLen:]
+	f.Name, buf = string(buf[:nameLen]), buf[nameLen:]
+	f.Data, buf = buf[:dataLen], buf[dataLen:]
+	f.Discovered, f.Files = buf[:discLen], buf[discLen:]
 	return f, nil
 }
 
@@ -90,10 +107,16 @@ func ReadReply(r *bufio.Reader, gen int64) error {
 	return fmt.Errorf("hotreload: unexpected answer %q", strings.TrimSpace(line))
 }
 
-// Config decodes the frame: the file, validated, with the discovered
-// backends in place.
+// Config decodes the frame: the file, validated (its TLS files from the
+// frame), with the discovered backends in place.
 func (f Frame) Config() (*config.Config, error) {
-	cfg, err := config.Parse(f.Name, f.Data)
+	var files config.Files
+	if len(f.Files) > 0 {
+		if err := json.Unmarshal(f.Files, &files); err != nil {
+			return nil, fmt.Errorf("hotreload: TLS files: %w", err)
+		}
+	}
+	cfg, err := config.ParseWith(f.Name, f.Data, files)
 	if err != nil || len(f.Discovered) == 0 {
 		return cfg, err
 	}

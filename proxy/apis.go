@@ -166,6 +166,26 @@ func (a *apiSpec) clientKey(c *app.RequestContext) (token []byte, sent bool) {
 	return bearerToken(auth), len(auth) > 0
 }
 
+// identify returns the key a request is of, or nil, and whether it sent
+// a credential: the key it sent (clientKey) when that is a key, else the
+// one its connection's verified client certificate stands for
+// (keys[].client_cert_sha256). The certificate answers for a token that
+// is no key too: the official SDKs refuse to run without one, so a
+// service that authenticates by certificate sends a placeholder. Either
+// credential is the caller's own; a valid key names which of its keys.
+func (a *apiSpec) identify(ctx context.Context, c *app.RequestContext, t *routeTable) (key *keyRoute, sent bool) {
+	token, sent := a.clientKey(c)
+	if sent {
+		if key = t.authenticate(token); key != nil {
+			return key, true
+		}
+	}
+	if key = t.byCert(ctx); key != nil {
+		return key, true
+	}
+	return nil, sent
+}
+
 // bearerToken returns the token of an Authorization: Bearer header, or nil.
 func bearerToken(authorization []byte) []byte {
 	const prefix = "Bearer "
@@ -225,8 +245,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 	defer g.finish(rec)
 	routes := g.acquireRoutes()
 	defer routes.refs.Add(-1)
-	token, sent := modelList.clientKey(c)
-	key := routes.authenticate(token)
+	key, sent := modelList.identify(ctx, c, routes)
 	if key == nil {
 		g.refuseUnread(c, rec, errUnauthorized(modelList, sent), openAIErrors)
 		return

@@ -63,12 +63,18 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 		return c
 	}
 	t := &routeTable{
-		keys:   make(map[[sha256.Size]byte]*keyRoute, len(c.Keys)),
-		models: make(map[string]*modelRoute, len(c.Models)),
+		keys:     make(map[[sha256.Size]byte]*keyRoute, len(c.Keys)),
+		certKeys: map[[sha256.Size]byte]*keyRoute{},
+		models:   make(map[string]*modelRoute, len(c.Models)),
 	}
 	for _, k := range c.Keys {
 		kr := compileKey(k, cell)
-		t.keys[kr.hash] = kr
+		if k.SHA256 != "" {
+			t.keys[kr.hash] = kr
+		}
+		if sum, ok := config.CertFingerprint(k.ClientCertSHA256); ok {
+			t.certKeys[sum] = kr
+		}
 	}
 	for _, m := range c.Models {
 		mr := compileModel(c, m, region.PrefixCapacity() > 0)

@@ -14,7 +14,8 @@ import (
 // MayContinue reports whether a request that expects 100-continue is
 // invited to send its body: not when it declares more than max_body, nor
 // when neither its Authorization bearer token nor its x-api-key is a key
-// of the running configuration. It is never stricter than the phases
+// of the running configuration (every request is invited while some key
+// is a client certificate's: MayContinue cannot see the connection). It is never stricter than the phases
 // after it (a key it lets through may still be refused there, with the
 // body read as usual); a request it refuses gets its answer from the
 // phases at once, its body unread, and its connection closed
@@ -25,6 +26,11 @@ func (g *Gateway) MayContinue(h *protocol.RequestHeader) bool {
 	}
 	rt := g.routes.current.Load()
 	if rt == nil {
+		return true
+	}
+	if len(rt.certKeys) > 0 {
+		// A client certificate may stand for a key (identify): the
+		// handshake verified it, and the phases find whose it is.
 		return true
 	}
 	return rt.authenticate(bearerToken(h.Peek("Authorization"))) != nil ||

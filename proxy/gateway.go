@@ -242,6 +242,10 @@ type Conn interface {
 	// TLS is the connection's TLS version (crypto/tls's VersionTLS12,
 	// VersionTLS13) and whether its session was resumed; 0 when plain.
 	TLS() (version uint16, resumed bool)
+	// ClientCert is the SHA-256 of the client certificate the handshake
+	// verified (against the listener's client_ca); ok false when there
+	// is none (a plain connection, or a listener without client_ca).
+	ClientCert() (sum [32]byte, ok bool)
 }
 
 // PrivateRegion is a region of this process alone, for a gateway run

@@ -127,9 +127,8 @@ func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 const writeGrace = 5 * time.Second
 
 // 1. auth: the client's key.
-func (g *Gateway) authenticate(_ context.Context, c *app.RequestContext, x *exchange) *apiError {
-	token, sent := x.api.clientKey(c)
-	key := x.routes.authenticate(token)
+func (g *Gateway) authenticate(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
+	key, sent := x.api.identify(ctx, c, x.routes)
 	if key == nil {
 		return errUnauthorized(x.api, sent)
 	}

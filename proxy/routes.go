@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"sync"
@@ -21,9 +22,11 @@ type routeTable struct {
 	refs      atomic.Int64 // requests running on it
 	retiredAt time.Time    // when a reload replaced it
 
-	keys   map[[sha256.Size]byte]*keyRoute
-	models map[string]*modelRoute
-	order  []*modelRoute // config order, for /v1/models
+	keys map[[sha256.Size]byte]*keyRoute
+	// certKeys are the keys by client certificate (client_cert_sha256).
+	certKeys map[[sha256.Size]byte]*keyRoute
+	models   map[string]*modelRoute
+	order    []*modelRoute // config order, for /v1/models
 }
 
 // keyRoute is one client API key.
@@ -226,6 +229,23 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 		return nil
 	}
 	return k
+}
+
+// byCert returns the key of the verified client certificate of the
+// connection a request came on (ctx's Conn), or nil.
+func (t *routeTable) byCert(ctx context.Context) *keyRoute {
+	if len(t.certKeys) == 0 {
+		return nil
+	}
+	conn, _ := ctx.Value(ConnKey{}).(Conn)
+	if conn == nil {
+		return nil
+	}
+	sum, ok := conn.ClientCert()
+	if !ok {
+		return nil
+	}
+	return t.certKeys[sum]
 }
 
 // keysRest is how long until a backend of m that is out of candidacy only

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -63,22 +64,54 @@ func (s *supervisor) startAdmin(cfg *config.Config) (*http.Server, string, error
 	mux.Handle("GET /status", a.require(http.HandlerFunc(s.status)))
 	s.routeStatusPage(mux, a)
 
-	conns := adminguard.NewConns(ln, s.adminConnsCap(cfg.AdminMaxConns), func(head []byte) []byte {
-		return probe.AnswerHead(nil, head, probes)
-	})
-	s.adminConns.Store(conns)
 	t := cfg.AdminTimeouts
-	fast := probe.Wrap(conns, probes, time.Duration(t.ReadHeader))
+	tc, err := adminTLSOf(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	var serve net.Listener
+	if tc != nil {
+		// HTTPS (admin_tls): the probes' clear-text fast path cannot read
+		// the head; net/http answers them, its handshake bounded by
+		// read_header. A reload swaps the settings (supervisor.reload).
+		s.adminTLS.Store(tc)
+		conns := adminguard.NewConns(ln, s.adminConnsCap(cfg.AdminMaxConns), nil)
+		conns.Silent = true
+		s.adminConns.Store(conns)
+		serve = tls.NewListener(conns, &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return s.adminTLS.Load(), nil
+		}})
+	} else {
+		conns := adminguard.NewConns(ln, s.adminConnsCap(cfg.AdminMaxConns), func(head []byte) []byte {
+			return probe.AnswerHead(nil, head, probes)
+		})
+		s.adminConns.Store(conns)
+		serve = probe.Wrap(conns, probes, time.Duration(t.ReadHeader))
+	}
 	srv := &http.Server{
 		Handler:           s.checkHost(mux, adminHosts(cfg, ln.Addr(), token)),
 		ReadHeaderTimeout: time.Duration(t.ReadHeader),
 		ReadTimeout:       time.Duration(t.Read),
 		WriteTimeout:      time.Duration(t.Write),
 		IdleTimeout:       time.Duration(t.Idle),
-		ConnState:         conns.ConnState,
+		ConnState:         s.adminConns.Load().ConnState,
 	}
-	go srv.Serve(fast) //nolint:errcheck // ends with Close
+	go srv.Serve(serve) //nolint:errcheck // ends with Close
 	return srv, ln.Addr().String(), nil
+}
+
+// adminTLSOf is the admin listener's TLS settings of cfg, made before a
+// reload applies (a failure refuses it); nil when it is plain.
+func adminTLSOf(cfg *config.Config) (*tls.Config, error) {
+	if cfg.AdminTLS == nil {
+		return nil, nil
+	}
+	tc, _, err := cfg.AdminTLS.ServerConfig(cfg.Files, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("admin_tls: %w", err)
+	}
+	return tc, nil
 }
 
 // adminConnsCap is admin_max_conns, lowered to half the descriptors the

@@ -31,9 +31,8 @@ type certificates struct {
 	certs []CertificateStatus
 }
 
-// of returns cfg's certificates with their time left at now. A file that
-// no longer loads is left out (the workers serve what they loaded; the
-// next reload reports it).
+// of returns cfg's certificates with their time left at now, from the
+// bytes its validation read (what the workers serve).
 func (c *certificates) of(cfg *config.Config, now time.Time) []CertificateStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -44,7 +43,7 @@ func (c *certificates) of(cfg *config.Config, now time.Time) []CertificateStatus
 				continue
 			}
 			for _, cert := range l.TLS.Certificates {
-				pair, err := config.LoadCertificate(cert, now)
+				pair, err := cfg.Files.Pair(cert) // as validated; once expired, shown so
 				if err != nil {
 					continue
 				}

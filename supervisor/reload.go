@@ -78,8 +78,15 @@ func (s *supervisor) applyFile() error {
 	if err := checkUsageLog(cfg.UsageLog); err != nil {
 		return err
 	}
+	adminTLS, err := adminTLSOf(cfg)
+	if err != nil {
+		return err
+	}
 	if err := s.install(cfg, data); err != nil {
 		return err
+	}
+	if adminTLS != nil {
+		s.adminTLS.Store(adminTLS) // new handshakes from now; open connections keep theirs
 	}
 	s.log.Info("configuration reloaded", "config", s.o.ConfigName)
 	return nil
@@ -140,7 +147,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 
 // frameLocked is the running configuration as workers receive it (cfgMu held).
 func (s *supervisor) frameLocked() hotreload.Frame {
-	f := hotreload.Frame{Name: s.o.ConfigName, Data: s.cfgData, Gen: s.gen}
+	f := hotreload.Frame{Name: s.o.ConfigName, Data: s.cfgData, Gen: s.gen, Files: hotreload.FilesOf(s.cfg)}
 	if len(s.applied) > 0 {
 		f.Discovered, _ = json.Marshal(s.applied)
 	}

@@ -8,6 +8,7 @@ package supervisor
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -114,6 +115,7 @@ type supervisor struct {
 	certs      certificates                     // the TLS listeners' certificates, for /metrics and the status page
 	fds        *fdReserve                       // descriptors kept for a worker's start
 	adminConns atomic.Pointer[adminguard.Conns] // the admin listener's cap, for /metrics
+	adminTLS   atomic.Pointer[tls.Config]       // the admin listener's TLS settings (admin_tls), swapped by a reload
 }
 
 // Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or

@@ -118,7 +118,8 @@ type gateway struct {
 	URL      string // client-facing base URL
 	AdminURL string
 	UsageLog string
-	Config   string // the configuration file's path
+	Config   string       // the configuration file's path
+	admin    *http.Client // how the admin listener is reached
 	stderr   *syncBuffer
 	exited   chan struct{}
 	exitErr  error
@@ -136,12 +137,23 @@ func startGateway(t *testing.T, cfg string) *gateway {
 // and its workers; 0 leaves the limit as it is.
 func startGatewayNofile(t *testing.T, cfg string, nofile int) *gateway {
 	t.Helper()
+	return launchGateway(t, cfg, nofile, nil)
+}
+
+// launchGateway starts the gateway: RLIMIT_NOFILE nofile (0: as it is),
+// and its admin listener reached over https with adminTLS (nil: plain).
+func launchGateway(t *testing.T, cfg string, nofile int, adminTLS *http.Client) *gateway {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), Config: path}
+	g := &gateway{t: t, stderr: &syncBuffer{}, exited: make(chan struct{}), Config: path, admin: http.DefaultClient}
+	scheme := "http://"
+	if adminTLS != nil {
+		g.admin, scheme = adminTLS, "https://"
+	}
 	g.cmd = exec.Command(sluiceBin, "serve", "-c", path)
 	if nofile > 0 {
 		// The shell execs the binary: the supervisor keeps its pid.
@@ -159,7 +171,7 @@ func startGatewayNofile(t *testing.T, cfg string, nofile int) *gateway {
 	// The supervisor logs the addresses it bound (port 0 in the config).
 	start := g.awaitLog("sluice starting")
 	g.URL = "http://" + start["listen"].(string)
-	g.AdminURL = "http://" + start["admin"].(string)
+	g.AdminURL = scheme + start["admin"].(string)
 	g.awaitReady()
 	return g
 }
@@ -192,7 +204,7 @@ func (g *gateway) stop() {
 func (g *gateway) awaitReady() {
 	g.t.Helper()
 	await(g.t, "gateway ready", func() bool {
-		res, err := http.Get(g.AdminURL + "/readyz")
+		res, err := g.admin.Get(g.AdminURL + "/readyz")
 		if err != nil {
 			return false
 		}

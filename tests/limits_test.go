@@ -33,7 +33,7 @@ func limitedConfig(url, usage string, workers int, keyLimits, extra string) stri
 // metricFamilies scrapes the admin /metrics and parses it.
 func (g *gateway) metricFamilies() map[string]*dto.MetricFamily {
 	g.t.Helper()
-	res, err := http.Get(g.AdminURL + "/metrics")
+	res, err := g.admin.Get(g.AdminURL + "/metrics")
 	if err != nil {
 		g.t.Fatalf("scrape /metrics: %v", err)
 	}

@@ -195,7 +195,7 @@ func TestDemo(t *testing.T) {
 	out := &syncBuffer{}
 	cmd := exec.Command(sluiceBin, "demo", "--listen", listen, "--admin", admin)
 	cmd.Stdout = out
-	g := &gateway{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{}), URL: "http://" + listen, AdminURL: "http://" + admin}
+	g := &gateway{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{}), URL: "http://" + listen, AdminURL: "http://" + admin, admin: http.DefaultClient}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

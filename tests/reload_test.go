@@ -26,7 +26,7 @@ func (g *gateway) status() (st struct {
 	LastReloadError string `json:"last_reload_error"`
 }) {
 	g.t.Helper()
-	res, err := http.Get(g.AdminURL + "/status")
+	res, err := g.admin.Get(g.AdminURL + "/status")
 	if err != nil {
 		g.t.Fatalf("GET /status: %v", err)
 	}

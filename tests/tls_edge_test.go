@@ -357,3 +357,37 @@ func TestTLSHostileClients(t *testing.T) {
 	}
 	g.awaitSettled(base, "after the hostile TLS clients")
 }
+
+// A worker serves the certificate the supervisor validated, not what the
+// file holds by the time the worker reads it: the reload frame carries
+// the files' bytes. Overwritten with garbage (a renewal half-written)
+// and a worker killed before any reload, the restarted worker comes up
+// with the validated certificate and serves; the reload that follows is
+// refused at its line, and serving goes on.
+func TestTLSRestartedWorkerServesValidatedFiles(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(t, "validated", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	g, addr, _ := tlsGateway(t, be, cert, key, "", "", 1)
+	if cn := servedBy(t, addr, pki.pool); cn != "validated" {
+		t.Fatalf("served %q", cn)
+	}
+	if err := os.WriteFile(cert, []byte("-----BEGIN CERTIFICATE-----\nhalf a renewal\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := g.workerPIDs()
+	syscall.Kill(old[0], syscall.SIGKILL)
+	await(t, "a new worker", func() bool {
+		pids := g.workerPIDs()
+		return len(pids) == 1 && pids[0] != old[0]
+	})
+	g.awaitReady()
+	if cn := servedBy(t, addr, pki.pool); cn != "validated" {
+		t.Fatalf("the restarted worker served %q", cn)
+	}
+	g.cmd.Process.Signal(syscall.SIGHUP)
+	await(t, "the reload's refusal", func() bool { return strings.Contains(g.lastReloadError(), "sluice.yaml:6:") })
+	if cn := servedBy(t, addr, pki.pool); cn != "validated" {
+		t.Fatalf("after the refused reload: %q", cn)
+	}
+}

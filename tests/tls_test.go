@@ -1,16 +1,19 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -252,5 +255,251 @@ func TestTLSClientCertificateRequired(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("with a client certificate: %d", res.StatusCode)
+	}
+}
+
+// A client certificate stands in for an API key (keys[].client_cert_sha256):
+// the pinned certificate's requests are its key's, whether they send no
+// key, a placeholder (the official client needs one), or resume their
+// session; a valid key sent names its own key instead; a certificate the
+// CA signed but no key pins is refused as having no key; the key's models
+// hold as for a bearer key.
+func TestTLSClientCertificateIsKey(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(t, "server", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	pinnedCert, pinnedKey := pki.issue(t, "svc", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	otherCert, otherKey := pki.issue(t, "other", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	pinned, err := tls.LoadX509KeyPair(pinnedCert, pinnedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tls.LoadX509KeyPair(otherCert, otherKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As openssl prints it: upper case, colons between pairs.
+	sum := sha256.Sum256(pinned.Certificate[0])
+	var pairs []string
+	for _, b := range sum {
+		pairs = append(pairs, fmt.Sprintf("%02X", b))
+	}
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	svc := "keys:\n  - name: svc\n    client_cert_sha256: \"" + strings.Join(pairs, ":") + "\"\n    models: [\"m\"]\n"
+	// Added by a reload: the certificate keys are the route table's, as
+	// bearer keys are.
+	g, addr, cfg := tlsGateway(t, be, cert, key, "      client_ca: "+pki.CAFile+"\n", "", 2)
+	g.reloadWith(strings.Replace(cfg, "keys:\n", svc, 1))
+
+	// A session cache of each certificate's: a resumed session is the
+	// client its full handshake verified, whatever it presents after.
+	caches := map[*tls.Certificate]tls.ClientSessionCache{&pinned: tls.NewLRUClientSessionCache(8), &other: tls.NewLRUClientSessionCache(8)}
+	post := func(cert *tls.Certificate, auth, model string, fresh bool) (*http.Response, map[string]any) {
+		t.Helper()
+		hc := &http.Client{Timeout: deadline, Transport: &http.Transport{DisableKeepAlives: fresh,
+			TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{*cert}, ClientSessionCache: caches[cert]}}}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/v1/chat/completions", bytes.NewReader(chatBody(model, false, "hi")))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", auth, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return res, nil
+		}
+		return res, g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+	}
+	for _, c := range []struct {
+		name          string
+		cert          *tls.Certificate
+		auth, model   string
+		status        int
+		code, keyName string
+	}{
+		{"pinned certificate, no key", &pinned, "", "m", 200, "", "svc"},
+		{"pinned certificate, a placeholder key", &pinned, "Bearer unused", "m", 200, "", "svc"},
+		{"pinned certificate, another valid key", &pinned, "Bearer " + keyAll, "m-alias", 200, "", "all"},
+		{"pinned certificate, a model its key may not use", &pinned, "", "m-alias", 403, "", ""},
+		{"unpinned certificate, no key", &other, "", "m", 401, "missing_api_key", ""},
+		{"unpinned certificate, a wrong key", &other, "Bearer unused", "m", 401, "invalid_api_key", ""},
+		{"unpinned certificate, a valid key", &other, "Bearer " + keyAll, "m", 200, "", "all"},
+	} {
+		res, line := post(c.cert, c.auth, c.model, false)
+		if res.StatusCode != c.status {
+			t.Fatalf("%s: status %d, want %d", c.name, res.StatusCode, c.status)
+		}
+		if line != nil && line["key"] != c.keyName {
+			t.Fatalf("%s: served as key %v, want %s", c.name, line["key"], c.keyName)
+		}
+	}
+	// A resumed session keeps its verified certificate, and its key.
+	resumed := false
+	for i := 0; i < 10 && !resumed; i++ {
+		_, line := post(&pinned, "", "m", true)
+		if line == nil || line["key"] != "svc" {
+			t.Fatalf("new connection %d: usage line %v", i, line)
+		}
+		resumed = line["tls_resumed"] == true
+	}
+	if !resumed {
+		t.Fatal("no connection of 10 resumed its session")
+	}
+
+	// The official client, which needs a key: a placeholder, and the
+	// certificate says whose requests they are.
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pinned}}}}
+	defer hc.CloseIdleConnections()
+	client := openai.NewClient(option.WithBaseURL("https://"+addr+"/v1"), option.WithAPIKey("unused"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	models, err := client.Models.List(ctx)
+	if err != nil {
+		t.Fatalf("models: %v", err)
+	}
+	if len(models.Data) != 1 || models.Data[0].ID != "m" {
+		t.Fatalf("models of the certificate's key: %+v", models.Data)
+	}
+}
+
+// The official OpenAI Node client over https://, trusting the test CA by
+// NODE_EXTRA_CA_CERTS: a whole answer, a stream, and a wrong key's 401
+// as an APIError. Needs node and `npm ci` in tests/node (CI does both and
+// sets SLUICE_TEST_REQUIRE_NODE=1; elsewhere the test skips without them).
+func TestTLSNodeOpenAIClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err == nil {
+		if _, serr := os.Stat(filepath.Join("node", "node_modules", "openai")); serr != nil {
+			err = fmt.Errorf("tests/node/node_modules/openai is missing: run npm ci in tests/node")
+		}
+	}
+	if err != nil {
+		if os.Getenv("SLUICE_TEST_REQUIRE_NODE") == "1" {
+			t.Fatalf("the Node client cannot run (%v); SLUICE_TEST_REQUIRE_NODE=1 requires it", err)
+		}
+		t.Skipf("the Node client cannot run: %v", err)
+	}
+	pki := newTestPKI(t)
+	cert, key := pki.issue(t, "server", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	be := startBackend(t, fakevllm.Options{Tokens: 3})
+	g, addr, _ := tlsGateway(t, be, cert, key, "", "", 2)
+
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "https-client.mjs")
+	cmd.Dir = "node"
+	cmd.Env = append(os.Environ(), "SLUICE_URL=https://"+addr+"/v1", "SLUICE_KEY="+keyAll, "NODE_EXTRA_CA_CERTS="+pki.CAFile)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+	}
+	var got struct {
+		Whole, Streamed string
+		Chunks          int
+		Refused         *struct {
+			Status int
+			Code   string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node printed %q: %v", out, err)
+	}
+	if got.Whole == "" || !strings.Contains(got.Streamed, "tok") || got.Chunks < 3 {
+		t.Errorf("answers over https: %+v", got)
+	}
+	if got.Refused == nil || got.Refused.Status != http.StatusUnauthorized || got.Refused.Code != "invalid_api_key" {
+		t.Errorf("a wrong key: %+v", got.Refused)
+	}
+	// Every request went over TLS: the usage lines say so.
+	await(t, "the Node client's usage lines", func() bool {
+		n := 0
+		for _, l := range g.usageLines() {
+			if l["tls_version"] != nil {
+				n++
+			}
+		}
+		return n >= 3
+	})
+}
+
+// admin_tls makes the admin listener HTTPS: the probes, /status and
+// /metrics are served over it and plain HTTP is not; `sluice reload`
+// reaches it over https, refusing (before any signal) a listener whose
+// certificate it cannot verify, and a renewal in place is re-read by the
+// reload it sends.
+func TestTLSAdminListener(t *testing.T) {
+	pki := newTestPKI(t)
+	cert, key := pki.issue(t, "admin-1", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	be := startBackend(t, fakevllm.Options{Tokens: 1})
+	pidFile := filepath.Join(t.TempDir(), "sluice.pid")
+	extra := fmt.Sprintf("pid_file: %s\nadmin_tls:\n  certificates:\n    - {cert: %s, key: %s}\n", pidFile, cert, key)
+	admin := httpsClient(pki.pool, true, nil, 0)
+	// A fixed admin address: sluice reload reads it from the file.
+	cfg := strings.Replace(baseConfig(be.URL(), "off", extra), "admin: 127.0.0.1:0", "admin: "+freeAddr(t), 1)
+	g := launchGateway(t, cfg, 0, admin)
+
+	adminCN := func() string {
+		t.Helper()
+		res, err := admin.Get(g.AdminURL + "/healthz")
+		if err != nil {
+			t.Fatalf("GET /healthz over https: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /healthz over https: %d", res.StatusCode)
+		}
+		return res.TLS.PeerCertificates[0].Subject.CommonName
+	}
+	if cn := adminCN(); cn != "admin-1" {
+		t.Fatalf("admin certificate %q", cn)
+	}
+	if len(g.metricFamilies()) == 0 {
+		t.Fatal("no metrics over https")
+	}
+	plain := "http://" + strings.TrimPrefix(g.AdminURL, "https://")
+	if res, err := http.Get(plain + "/healthz"); err == nil {
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			t.Fatal("the admin listener answered plain HTTP")
+		}
+	}
+
+	// Renewed in place, by another certificate of the CA. sluice reload
+	// reads the new file and finds the old certificate served: not its
+	// own, and the CA is not the system's, so it refuses to send anything.
+	cert2, key2 := pki.issue(t, "admin-2", time.Now().Add(-time.Hour), time.Now().Add(12*time.Hour))
+	for _, f := range [][2]string{{cert2, cert}, {key2, key}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := g.generation()
+	out, err := sluiceReload(g)
+	if exitCode(err) != 1 || !strings.Contains(string(out), "neither admin_tls's nor signed by") {
+		t.Fatalf("sluice reload against an unverifiable admin certificate: %v %s", err, out)
+	}
+	if g.generation() != before {
+		t.Fatal("the supervisor was signalled all the same")
+	}
+	// With the private CA given as Go's system roots are: reloaded, and
+	// new admin handshakes get the renewed certificate.
+	cmd := exec.Command(sluiceBin, "reload", "-c", g.Config)
+	cmd.Env = append(os.Environ(), "SLUICE_TEST_BACKEND_KEY="+backendKey, "SSL_CERT_FILE="+pki.CAFile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sluice reload with the CA: %v %s", err, out)
+	}
+	if cn := adminCN(); cn != "admin-2" {
+		t.Fatalf("after the reload the admin listener serves %q", cn)
 	}
 }

@@ -82,6 +82,16 @@ func (st *connState) TLS() (version uint16, resumed bool) {
 	return st.tls.TLSState()
 }
 
+// ClientCert is the SHA-256 of the client certificate the connection's
+// handshake verified (proxy.Conn); ok false for a plain connection or
+// one without a client certificate.
+func (st *connState) ClientCert() (sum [32]byte, ok bool) {
+	if st.tls == nil {
+		return sum, false
+	}
+	return st.tls.peer, st.tls.hasPeer
+}
+
 func newConnTracker(bursts *closeBurst, bounds *connBounds, cell *shm.Cell, col int) *connTracker {
 	return &connTracker{conns: map[*connState]struct{}{}, bursts: bursts, bounds: bounds, cell: cell, col: col}
 }

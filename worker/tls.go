@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,7 +69,7 @@ func newTLSEdge(cfg *config.Config, k int, region *shm.Region, rec *meter.Record
 	}
 	e.outer = &tls.Config{GetConfigForClient: e.forClient}
 	e.meter.resolve(rec, cfg.Listen[k].Address)
-	s, err := e.settings(cfg.Listen[k].TLS)
+	s, err := e.settings(cfg.Listen[k].TLS, cfg.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -78,31 +77,18 @@ func newTLSEdge(cfg *config.Config, k int, region *shm.Region, rec *meter.Record
 	return e, nil
 }
 
-// settings reads t's files into the settings a reload stores in cur: the
+// settings makes t's settings from its files' bytes (the reload frame's:
+// what the supervisor validated), which a reload stores in cur: the
 // listener's from the next handshake on (connections already open keep
 // what they have).
-func (e *tlsEdge) settings(t *config.TLS) (*tlsSettings, error) {
-	s := &tlsSettings{cfg: &tls.Config{MinVersion: t.MinTLSVersion(), NextProtos: []string{"http/1.1"},
-		SessionTicketsDisabled: !t.Tickets()}, tickets: t.Tickets()}
-	now := time.Now()
-	for _, c := range t.Certificates {
-		pair, err := config.LoadCertificate(c, now)
-		if err != nil {
-			return nil, err
-		}
-		s.cfg.Certificates = append(s.cfg.Certificates, pair)
+func (e *tlsEdge) settings(t *config.TLS, files config.Files) (*tlsSettings, error) {
+	cfg, caPEM, err := t.ServerConfig(files, time.Now())
+	if err != nil {
+		return nil, err
 	}
-	if t.ClientCA != "" {
-		pem, err := os.ReadFile(t.ClientCA)
-		if err != nil {
-			return nil, err
-		}
-		pool, err := config.ParseClientCAs(t.ClientCA, pem)
-		if err != nil {
-			return nil, err
-		}
-		s.cfg.ClientCAs, s.cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
-		s.salt = sha256.Sum256(pem)
+	s := &tlsSettings{cfg: cfg, tickets: t.Tickets()}
+	if caPEM != nil {
+		s.salt = sha256.Sum256(caPEM)
 	}
 	e.takeKeys(s)
 	return s, nil
@@ -238,6 +224,10 @@ type tlsConn struct {
 	handshook bool // read and written by the goroutine serving the connection only
 	version   uint16
 	resumed   bool
+	// peer is the SHA-256 of the client's certificate, when the handshake
+	// verified one against client_ca (hasPeer).
+	peer    [32]byte
+	hasPeer bool
 
 	closeOnce sync.Once
 	onClose   func() // the tracker's release, once
@@ -304,6 +294,11 @@ func (c *tlsConn) handshake() error {
 		c.handshook = true
 		st := c.Conn.ConnectionState()
 		c.version, c.resumed = st.Version, st.DidResume
+		// Only a verified chain: without client_ca no certificate is asked
+		// for, and one sent anyway is not verified (VerifiedChains empty).
+		if len(st.VerifiedChains) > 0 && len(st.PeerCertificates) > 0 {
+			c.peer, c.hasPeer = sha256.Sum256(st.PeerCertificates[0].Raw), true
+		}
 		v, r := 0, 0
 		if st.Version >= tls.VersionTLS13 {
 			v = 1

@@ -230,15 +230,16 @@ func drain(cause error, e *edge, conns *connTracker, shutdown time.Duration, o O
 	return nil
 }
 
-// applyTLS re-reads the certificates, keys and CAs of cfg's TLS listeners
-// for the next handshakes; on an error none changes.
+// applyTLS makes the certificates, keys and CAs of cfg's TLS listeners
+// (from the bytes the frame carried) those of the next handshakes; on an
+// error none changes.
 func applyTLS(edges []*edge, cfg *config.Config) error {
 	next := make([]*tlsSettings, len(edges))
 	for k, e := range edges {
 		if e.tls == nil || k >= len(cfg.Listen) || cfg.Listen[k].TLS == nil {
 			continue
 		}
-		s, err := e.tls.edge.settings(cfg.Listen[k].TLS)
+		s, err := e.tls.edge.settings(cfg.Listen[k].TLS, cfg.Files)
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", cfg.Listen[k].Address, err)
 		}

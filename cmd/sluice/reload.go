@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,8 +54,12 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 	if err != nil || pid < 1 {
 		return fail("%s does not hold a pid", cfg.PidFile)
 	}
-	statusURL := "http://" + cfg.Admin + "/status"
-	getStatus := func(url string) (supervisor.Status, error) { return readStatus(url, cfg.AdminToken()) }
+	client, scheme, err := adminClient(cfg, what)
+	if err != nil {
+		return fail("%v", err)
+	}
+	statusURL := scheme + "://" + cfg.Admin + "/status"
+	getStatus := func(url string) (supervisor.Status, error) { return readStatus(client, url, cfg.AdminToken()) }
 	before, err := getStatus(statusURL)
 	if err != nil {
 		return fail("cannot read the supervisor's status at %s: %v", statusURL, err)
@@ -96,11 +102,62 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 	return fail("no answer from pid %d within %v", pid, signalWait)
 }
 
+// adminClient is how sluice reload and upgrade reach the admin listener:
+// plain HTTP, or with admin_tls HTTPS that trusts the certificates of
+// admin_tls's files, the CAs of their chains and the system's (a renewed
+// certificate from the same CA verifies; the name is not checked: the
+// address is the configuration's own).
+func adminClient(cfg *config.Config, what string) (*http.Client, string, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	t := cfg.AdminTLS
+	if t == nil {
+		return c, "http", nil
+	}
+	if t.ClientCA != "" {
+		return nil, "", fmt.Errorf("admin_tls.client_ca: the admin listener requires a client certificate, which sluice %s has none of; "+
+			"signal the supervisor yourself (SIGHUP reloads, SIGUSR2 upgrades)", what)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	pinned := map[string]bool{}
+	for _, cert := range t.Certificates {
+		pair, err := cfg.Files.Pair(cert)
+		if err != nil {
+			return nil, "", fmt.Errorf("admin_tls: %w", err)
+		}
+		pinned[string(pair.Certificate[0])] = true
+		for _, der := range pair.Certificate {
+			if x, err := x509.ParseCertificate(der); err == nil {
+				roots.AddCert(x)
+			}
+		}
+	}
+	c.Transport = &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, // VerifyConnection verifies, without the name
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			leaf := cs.PeerCertificates[0]
+			if pinned[string(leaf.Raw)] {
+				return nil
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
+				return fmt.Errorf("the admin listener's certificate is neither admin_tls's nor signed by their chains' CAs or the system's: %w", err)
+			}
+			return nil
+		},
+	}}
+	return c, "https", nil
+}
+
 // readStatus reads the supervisor's /status, with the admin token when
 // the configuration names one (admin_token_env).
-func readStatus(url, token string) (supervisor.Status, error) {
+func readStatus(c *http.Client, url, token string) (supervisor.Status, error) {
 	var st supervisor.Status
-	c := &http.Client{Timeout: 5 * time.Second}
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return st, err

@@ -30,6 +30,9 @@ type Conns struct {
 	// probe, when set, answers a head read from a connection refused at
 	// the cap: the whole answer, or nil when the head is not a probe.
 	probe func(head []byte) []byte
+	// Silent closes a connection refused at the cap unanswered: on a TLS
+	// listener a clear-text 503 would be noise to the client's handshake.
+	Silent bool
 
 	mu   sync.Mutex
 	open int
@@ -112,6 +115,11 @@ func (l *Conns) admit(c net.Conn) (tc, victim *conn) {
 
 // refuse answers c, refused at the cap, and closes it, in the background.
 func (l *Conns) refuse(c net.Conn) {
+	if l.Silent {
+		c.Close() //nolint:errcheck // refused: nothing to tell
+		l.refused.Add(1)
+		return
+	}
 	select {
 	case l.refusing <- struct{}{}:
 	default:
