@@ -173,6 +173,8 @@ type Config struct {
 	// Files are the bytes of the TLS files the configuration names, as
 	// its validation read them (not a field of the file).
 	Files Files `yaml:"-"`
+	// frame: decoded by a worker from a reload frame (ParseFrame).
+	frame bool
 }
 
 // Key is one client API key, stored only as the SHA-256 of the secret.
@@ -221,8 +223,14 @@ type Key struct {
 }
 
 // CertFingerprint decodes a client_cert_sha256: 64 hex digits, in
-// either case, with or without a colon between each two.
+// either case, with or without a colon between each two, and with or
+// without openssl's "sha256 Fingerprint=" before them (what
+// `openssl x509 -noout -fingerprint -sha256` prints, pasted whole).
 func CertFingerprint(s string) (sum [32]byte, ok bool) {
+	const opensslPrefix = "sha256 fingerprint="
+	if len(s) > len(opensslPrefix) && strings.EqualFold(s[:len(opensslPrefix)], opensslPrefix) {
+		s = s[len(opensslPrefix):]
+	}
 	if len(s) == 95 {
 		for i := 2; i < len(s); i += 3 {
 			if s[i] != ':' {

@@ -171,8 +171,13 @@ func (t *TLS) MinTLSVersion() uint16 {
 // file without keeping it.
 type Files map[string][]byte
 
-// MaxTLSFile bounds a certificate, key or CA file.
-const MaxTLSFile = 1 << 20
+// MaxTLSFile bounds a certificate, key or CA file; MaxTLSFiles all of
+// the listeners' together (they travel in every reload frame, whose bound
+// is 64 MiB).
+const (
+	MaxTLSFile  = 1 << 20
+	MaxTLSFiles = 16 << 20
+)
 
 // keep reads path into f (validation only: f is read-only after it).
 func (f Files) keep(path string) ([]byte, error) {
@@ -308,6 +313,13 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			l.TLS.validate(p+".tls", c.Files, add)
 		}
 	}
+	total := 0
+	for _, b := range c.Files {
+		total += len(b)
+	}
+	if total > MaxTLSFiles {
+		add("listen", "the TLS listeners' certificate, key and CA files come to %d bytes, over the %d every reload hands each worker", total, MaxTLSFiles)
+	}
 }
 
 // validate checks a TLS block at path, keeping its files' bytes in files.
@@ -354,22 +366,41 @@ func (t *TLS) setDefaults() {
 	}
 }
 
-// CertificateWarnings lists the certificates of every TLS listener that
-// expire within CertificateExpiryWarning of now, for sluice check.
+// TLSBlock is a TLS block and the listener it is of: a listen address,
+// or the admin address for admin_tls.
+type TLSBlock struct {
+	Listener string
+	TLS      *TLS
+}
+
+// TLSBlocks lists every TLS block: the listeners', then admin_tls.
+func (c *Config) TLSBlocks() []TLSBlock {
+	var out []TLSBlock
+	for _, l := range c.Listen {
+		if l.TLS != nil {
+			out = append(out, TLSBlock{l.Address, l.TLS})
+		}
+	}
+	if c.AdminTLS != nil {
+		out = append(out, TLSBlock{c.Admin, c.AdminTLS})
+	}
+	return out
+}
+
+// CertificateWarnings lists the certificates of every TLS listener (the
+// admin one too) that expire within CertificateExpiryWarning of now, for
+// sluice check.
 func (c *Config) CertificateWarnings(now time.Time) []string {
 	var out []string
-	for _, l := range c.Listen {
-		if l.TLS == nil {
-			continue
-		}
-		for _, cert := range l.TLS.Certificates {
+	for _, b := range c.TLSBlocks() {
+		for _, cert := range b.TLS.Certificates {
 			pair, err := c.Files.Certificate(cert, now)
 			if err != nil {
 				continue // a problem validate reports
 			}
 			if left := pair.Leaf.NotAfter.Sub(now); left < CertificateExpiryWarning {
 				out = append(out, fmt.Sprintf("warning: certificate %s of listener %s expires in %s (%s)",
-					cert.Cert, l.Address, left.Round(time.Hour), pair.Leaf.NotAfter.UTC().Format(time.RFC3339)))
+					cert.Cert, b.Listener, left.Round(time.Hour), pair.Leaf.NotAfter.UTC().Format(time.RFC3339)))
 			}
 		}
 	}

@@ -50,8 +50,9 @@ func TestClientCertKeys(t *testing.T) {
 	bare := strings.ToLower(strings.ReplaceAll(fp, ":", ""))
 	a, ok := CertFingerprint(fp)
 	b, ok2 := CertFingerprint(bare)
-	if !ok || !ok2 || a != b || a[0] != 0xab || a[31] != 0x89 {
-		t.Fatalf("CertFingerprint: %x %v, %x %v", a, ok, b, ok2)
+	o, ok3 := CertFingerprint("sha256 Fingerprint=" + fp) // openssl 3's line, whole
+	if !ok || !ok2 || !ok3 || a != b || a != o || a[0] != 0xab || a[31] != 0x89 {
+		t.Fatalf("CertFingerprint: %x %v, %x %v, %x %v", a, ok, b, ok2, o, ok3)
 	}
 	for _, bad := range []string{"", bare[:62], bare + "00", strings.Replace(fp, ":", "-", 1), "zz" + bare[2:], ":" + fp[1:]} {
 		if _, ok := CertFingerprint(bad); ok {
@@ -91,8 +92,12 @@ func FuzzCertFingerprint(f *testing.F) {
 	f.Add("ab:cd")
 	f.Add(strings.Repeat("0f", 32))
 	f.Add(strings.TrimSuffix(strings.Repeat("A0:", 32), ":"))
+	f.Add("SHA256 Fingerprint=" + strings.Repeat("0f", 32))
 	f.Fuzz(func(t *testing.T, s string) {
 		sum, ok := CertFingerprint(s)
+		if p := "sha256 fingerprint="; len(s) > len(p) && strings.EqualFold(s[:len(p)], p) {
+			s = s[len(p):] // openssl's prefix, pasted whole
+		}
 		bare := strings.ReplaceAll(s, ":", "")
 		decoded, err := hex.DecodeString(bare)
 		want := err == nil && len(decoded) == 32 && (len(s) == 64 || len(s) == 95 && strings.Count(s, ":") == 31)

@@ -62,13 +62,19 @@ func Load(path string) (*Config, error) {
 // Decoding is strict: an unknown field or a value of the wrong type is an
 // error at its line and column. The TLS files it names are read once, into
 // the Config's Files.
-func Parse(name string, data []byte) (*Config, error) { return ParseWith(name, data, nil) }
+func Parse(name string, data []byte) (*Config, error) { return parse(name, data, nil, false) }
 
-// ParseWith is Parse with the bytes of the files the configuration names
-// given (a reload frame's: what the supervisor validated); a file files
-// lacks is read from disk.
-func ParseWith(name string, data []byte, files Files) (*Config, error) {
-	c := Config{Files: Files{}}
+// ParseFrame is Parse as a worker reads the configuration the supervisor
+// validated and sent (a reload frame): the listeners' TLS files from
+// files (a file it lacks is read from disk), and admin_tls left
+// unchecked, its files being the supervisor's alone (its key never
+// reaches a worker).
+func ParseFrame(name string, data []byte, files Files) (*Config, error) {
+	return parse(name, data, files, true)
+}
+
+func parse(name string, data []byte, files Files, frame bool) (*Config, error) {
+	c := Config{Files: Files{}, frame: frame}
 	for path, b := range files {
 		c.Files[path] = b
 	}
@@ -151,7 +157,7 @@ func (c *Config) validate() Problems {
 	if _, _, err := net.SplitHostPort(c.Admin); err != nil {
 		add("admin", "%q is not host:port", c.Admin)
 	}
-	if c.AdminTLS != nil {
+	if c.AdminTLS != nil && !c.frame {
 		c.AdminTLS.validate("admin_tls", c.Files, add)
 	}
 	if c.AdminTokenEnv != "" && c.AdminToken() == "" {

@@ -24,12 +24,12 @@ import (
 func TestFrameRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	data := []byte("listen: x\nkeys: []\n")
-	WriteConfig(&b, Frame{Name: "/etc/sluice/s.yaml", Data: data, Gen: 7, Discovered: []byte(`{"m":[]}`), Files: []byte(`{"a.pem":"eA=="}`)})
+	WriteConfig(&b, Frame{Name: "/etc/sluice/s.yaml", Data: data, Gen: 7, Discovered: []byte(`{"m":[]}`), Files: []byte(`[{"Path":"YS5wZW0=","Data":"eA=="}]`)})
 	WriteConfig(&b, Frame{Name: "n", Gen: 8})
 	r := bufio.NewReader(&b)
 	f, err := ReadConfig(r)
 	if err != nil || f.Name != "/etc/sluice/s.yaml" || string(f.Data) != string(data) || f.Gen != 7 || string(f.Discovered) != `{"m":[]}` ||
-		string(f.Files) != `{"a.pem":"eA=="}` {
+		string(f.Files) != `[{"Path":"YS5wZW0=","Data":"eA=="}]` {
 		t.Fatalf("frame 1: %+v %v", f, err)
 	}
 	if f, err = ReadConfig(r); err != nil || f.Name != "n" || len(f.Data) != 0 || f.Gen != 8 || len(f.Discovered) != 0 || len(f.Files) != 0 {

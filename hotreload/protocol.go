@@ -37,14 +37,39 @@ type Frame struct {
 	Files      []byte
 }
 
-// FilesOf encodes cfg's TLS files for Frame.Files.
+// FilesOf encodes the files of cfg's TLS listeners for Frame.Files: the
+// workers' own, not admin_tls's (the admin key stays in the supervisor).
+// Paths and bytes both as JSON's base64, so that any path survives.
 func FilesOf(cfg *config.Config) []byte {
-	if len(cfg.Files) == 0 {
+	var files []frameFile
+	seen := map[string]bool{}
+	add := func(path string) {
+		if b, ok := cfg.Files[path]; ok && !seen[path] {
+			seen[path] = true
+			files = append(files, frameFile{Path: []byte(path), Data: b})
+		}
+	}
+	for _, l := range cfg.Listen {
+		if l.TLS == nil {
+			continue
+		}
+		for _, c := range l.TLS.Certificates {
+			add(c.Cert)
+			add(c.Key)
+		}
+		if l.TLS.ClientCA != "" {
+			add(l.TLS.ClientCA)
+		}
+	}
+	if len(files) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(cfg.Files) // a map of strings to bytes always encodes
+	b, _ := json.Marshal(files) // byte slices always encode
 	return b
 }
+
+// frameFile is one file of Frame.Files.
+type frameFile struct{ Path, Data []byte }
 
 // WriteConfig sends one frame: "reload GEN NAMELEN DATALEN DISCLEN FILESLEN\n",
 // then the name, the bytes, the discovered backends and the files.
@@ -112,11 +137,16 @@ func ReadReply(r *bufio.Reader, gen int64) error {
 func (f Frame) Config() (*config.Config, error) {
 	var files config.Files
 	if len(f.Files) > 0 {
-		if err := json.Unmarshal(f.Files, &files); err != nil {
+		var list []frameFile
+		if err := json.Unmarshal(f.Files, &list); err != nil {
 			return nil, fmt.Errorf("hotreload: TLS files: %w", err)
 		}
+		files = make(config.Files, len(list))
+		for _, ff := range list {
+			files[string(ff.Path)] = ff.Data
+		}
 	}
-	cfg, err := config.ParseWith(f.Name, f.Data, files)
+	cfg, err := config.ParseFrame(f.Name, f.Data, files)
 	if err != nil || len(f.Discovered) == 0 {
 		return cfg, err
 	}

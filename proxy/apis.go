@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/protocol"
 	"github.com/cloudwego/hertz/pkg/app/server"
 	hconfig "github.com/cloudwego/hertz/pkg/common/config"
 	"github.com/cloudwego/hertz/pkg/route"
@@ -98,10 +99,14 @@ func (a *apiSpec) generates() bool {
 // Mount makes e serve the pipeline: its Server header, the answer to
 // Expect: 100-continue (MayContinue), the middleware first (the worker's)
 // and CheckHead before every handler, and the routes of every API
-// (register). e is built with ServerOptions.
-func (g *Gateway) Mount(e *route.Engine, first ...app.HandlerFunc) {
+// (register). e is built with ServerOptions. verifiesClients says whether
+// e's listener verifies client certificates now (nil: never, a plain
+// one), which MayContinue needs to know.
+func (g *Gateway) Mount(e *route.Engine, verifiesClients func() bool, first ...app.HandlerFunc) {
 	e.Name = "sluice" // the Server header
-	e.ContinueHandler = g.MayContinue
+	e.ContinueHandler = func(h *protocol.RequestHeader) bool {
+		return g.MayContinue(h, verifiesClients != nil && verifiesClients())
+	}
 	e.Use(append(first, g.CheckHead)...)
 	g.register(e)
 }
@@ -166,24 +171,29 @@ func (a *apiSpec) clientKey(c *app.RequestContext) (token []byte, sent bool) {
 	return bearerToken(auth), len(auth) > 0
 }
 
-// identify returns the key a request is of, or nil, and whether it sent
-// a credential: the key it sent (clientKey) when that is a key, else the
-// one its connection's verified client certificate stands for
+// identify returns the key a request is of, or the 401 that refuses it:
+// the key it sent (clientKey) when that is a key, else the one its
+// connection's verified client certificate stands for
 // (keys[].client_cert_sha256). The certificate answers for a token that
 // is no key too: the official SDKs refuse to run without one, so a
 // service that authenticates by certificate sends a placeholder. Either
 // credential is the caller's own; a valid key names which of its keys.
-func (a *apiSpec) identify(ctx context.Context, c *app.RequestContext, t *routeTable) (key *keyRoute, sent bool) {
+func (a *apiSpec) identify(ctx context.Context, c *app.RequestContext, t *routeTable) (*keyRoute, *apiError) {
 	token, sent := a.clientKey(c)
 	if sent {
-		if key = t.authenticate(token); key != nil {
-			return key, true
+		if key := t.authenticate(token); key != nil {
+			return key, nil
 		}
 	}
-	if key = t.byCert(ctx); key != nil {
-		return key, true
+	key, presented := t.byCert(ctx)
+	if key != nil {
+		return key, nil
 	}
-	return nil, sent
+	e := errUnauthorized(a, sent)
+	if presented {
+		e.message += " The client certificate presented is not one of this gateway's keys."
+	}
+	return nil, e
 }
 
 // bearerToken returns the token of an Authorization: Bearer header, or nil.
@@ -245,9 +255,9 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 	defer g.finish(rec)
 	routes := g.acquireRoutes()
 	defer routes.refs.Add(-1)
-	key, sent := modelList.identify(ctx, c, routes)
-	if key == nil {
-		g.refuseUnread(c, rec, errUnauthorized(modelList, sent), openAIErrors)
+	key, e := modelList.identify(ctx, c, routes)
+	if e != nil {
+		g.refuseUnread(c, rec, e, openAIErrors)
 		return
 	}
 	rec.Key = key.name

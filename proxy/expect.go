@@ -14,13 +14,14 @@ import (
 // MayContinue reports whether a request that expects 100-continue is
 // invited to send its body: not when it declares more than max_body, nor
 // when neither its Authorization bearer token nor its x-api-key is a key
-// of the running configuration (every request is invited while some key
-// is a client certificate's: MayContinue cannot see the connection). It is never stricter than the phases
-// after it (a key it lets through may still be refused there, with the
-// body read as usual); a request it refuses gets its answer from the
-// phases at once, its body unread, and its connection closed
-// (expectRefused).
-func (g *Gateway) MayContinue(h *protocol.RequestHeader) bool {
+// of the running configuration — unless its listener verifies client
+// certificates (verifiedClient: every client there presented one the
+// CAs signed) and some key is a client certificate's, which the phases
+// then look up. It is never stricter than the phases after it (a key it
+// lets through may still be refused there, with the body read as usual);
+// a request it refuses gets its answer from the phases at once, its body
+// unread, and its connection closed (expectRefused).
+func (g *Gateway) MayContinue(h *protocol.RequestHeader, verifiedClient bool) bool {
 	if int64(h.ContentLength()) > g.bodies.max.Load() {
 		return false
 	}
@@ -28,9 +29,7 @@ func (g *Gateway) MayContinue(h *protocol.RequestHeader) bool {
 	if rt == nil {
 		return true
 	}
-	if len(rt.certKeys) > 0 {
-		// A client certificate may stand for a key (identify): the
-		// handshake verified it, and the phases find whose it is.
+	if verifiedClient && len(rt.certKeys) > 0 {
 		return true
 	}
 	return rt.authenticate(bearerToken(h.Peek("Authorization"))) != nil ||

@@ -128,9 +128,9 @@ const writeGrace = 5 * time.Second
 
 // 1. auth: the client's key.
 func (g *Gateway) authenticate(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
-	key, sent := x.api.identify(ctx, c, x.routes)
-	if key == nil {
-		return errUnauthorized(x.api, sent)
+	key, e := x.api.identify(ctx, c, x.routes)
+	if e != nil {
+		return e
 	}
 	x.req.key, x.rec.Key = key, key.name
 	return nil

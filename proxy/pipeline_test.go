@@ -431,7 +431,7 @@ func newPipeline(t *testing.T, yml string, scripts map[string]backendScript) *pi
 	bodyTimeout := func(_ context.Context, c *app.RequestContext) {
 		c.GetConn().SetReadTimeout(time.Duration(cfg.ClientBodyTimeout)) //nolint:errcheck // memConn's never fails
 	}
-	g.Mount(p.engine, bodyTimeout)
+	g.Mount(p.engine, nil, bodyTimeout)
 	if err := p.engine.Init(); err != nil {
 		t.Fatal(err)
 	}

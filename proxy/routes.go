@@ -232,20 +232,21 @@ func (t *routeTable) authenticate(token []byte) *keyRoute {
 }
 
 // byCert returns the key of the verified client certificate of the
-// connection a request came on (ctx's Conn), or nil.
-func (t *routeTable) byCert(ctx context.Context) *keyRoute {
+// connection a request came on (ctx's Conn), or nil; presented says
+// whether there was such a certificate at all.
+func (t *routeTable) byCert(ctx context.Context) (key *keyRoute, presented bool) {
 	if len(t.certKeys) == 0 {
-		return nil
+		return nil, false
 	}
 	conn, _ := ctx.Value(ConnKey{}).(Conn)
 	if conn == nil {
-		return nil
+		return nil, false
 	}
 	sum, ok := conn.ClientCert()
 	if !ok {
-		return nil
+		return nil, false
 	}
-	return t.certKeys[sum]
+	return t.certKeys[sum], true
 }
 
 // keysRest is how long until a backend of m that is out of candidacy only

@@ -38,10 +38,7 @@ func (c *certificates) of(cfg *config.Config, now time.Time) []CertificateStatus
 	defer c.mu.Unlock()
 	if c.cfg != cfg {
 		c.cfg, c.certs = cfg, nil
-		for _, l := range cfg.Listen {
-			if l.TLS == nil {
-				continue
-			}
+		for _, l := range cfg.TLSBlocks() {
 			for _, cert := range l.TLS.Certificates {
 				pair, err := cfg.Files.Pair(cert) // as validated; once expired, shown so
 				if err != nil {
@@ -51,7 +48,7 @@ func (c *certificates) of(cfg *config.Config, now time.Time) []CertificateStatus
 				if subject == "" && len(pair.Leaf.DNSNames) > 0 {
 					subject = pair.Leaf.DNSNames[0]
 				}
-				c.certs = append(c.certs, CertificateStatus{Listener: l.Address, Cert: cert.Cert, Subject: subject,
+				c.certs = append(c.certs, CertificateStatus{Listener: l.Listener, Cert: cert.Cert, Subject: subject,
 					NotAfter: pair.Leaf.NotAfter.UTC().Format(time.RFC3339), notAfter: pair.Leaf.NotAfter})
 			}
 		}

@@ -237,7 +237,7 @@ func startLuaPeer(t *testing.T, nginx, backend string) *luaPeer {
 	// the two, so a start that fails to bind is tried again.
 	for try := 0; ; try++ {
 		listen := freeAddr(t)
-		conf := strings.NewReplacer("@LISTEN@", listen, "@BACKEND@", backend, "@PREFIX@", dir,
+		conf := strings.NewReplacer("@LISTEN@", listen, "        @TLS@\n", "", "@BACKEND@", backend, "@PREFIX@", dir,
 			"@LUADIR@", filepath.Join(dir, "lua")).Replace(string(tmpl))
 		path := filepath.Join(dir, "nginx.conf")
 		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -17,6 +18,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,6 +291,9 @@ func TestTLSClientCertificateIsKey(t *testing.T) {
 	// bearer keys are.
 	g, addr, cfg := tlsGateway(t, be, cert, key, "      client_ca: "+pki.CAFile+"\n", "", 2)
 	g.reloadWith(strings.Replace(cfg, "keys:\n", svc, 1))
+	// Every worker has it once the supervisor says so (the generation
+	// moves before it tells the workers).
+	await(t, "the reload applied by every worker", func() bool { return g.findLog("configuration reloaded", 0) != nil })
 
 	// A session cache of each certificate's: a resumed session is the
 	// client its full handshake verified, whatever it presents after.
@@ -349,6 +354,59 @@ func TestTLSClientCertificateIsKey(t *testing.T) {
 		t.Fatal("no connection of 10 resumed its session")
 	}
 
+	// Anthropic's Messages API: its placeholder comes as x-api-key.
+	mc := &http.Client{Timeout: deadline, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pinned}, ClientSessionCache: caches[&pinned]}}}
+	defer mc.CloseIdleConnections()
+	mreq, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/v1/messages",
+		strings.NewReader(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+	mreq.Header.Set("X-Api-Key", "unused")
+	mreq.Header.Set("Anthropic-Version", "2023-06-01")
+	mres, err := mc.Do(mreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, mres.Body)
+	mres.Body.Close()
+	if mres.StatusCode != 200 || g.usageLineFor(t, mres.Header.Get("X-Request-Id"))["key"] != "svc" {
+		t.Fatalf("Messages with a placeholder x-api-key and the pinned certificate: %d", mres.StatusCode)
+	}
+
+	// Expect: 100-continue. On the TLS listener, where every client's
+	// certificate was verified, a request with no key is invited (its
+	// certificate is looked up after); on the plain listener, where no
+	// certificate can stand for a key, it is refused from its head.
+	expect := func(hc *http.Client, url string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "expecting")))
+		req.Header.Set("Expect", "100-continue")
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("Expect to %s: %v", url, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	ec := &http.Client{Timeout: deadline, Transport: &http.Transport{ExpectContinueTimeout: deadline,
+		TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pinned}, ClientSessionCache: caches[&pinned]}}}
+	defer ec.CloseIdleConnections()
+	if code := expect(ec, "https://"+addr); code != 200 {
+		t.Errorf("Expect on the TLS listener with the pinned certificate: %d", code)
+	}
+	// Raw, to see which comes first: an invitation or the refusal.
+	raw, err := net.DialTimeout("tcp", strings.TrimPrefix(g.URL, "http://"), deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(deadline))
+	fmt.Fprintf(raw, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
+	first, _ := bufio.NewReader(raw).ReadString('\n')
+	if !strings.HasPrefix(first, "HTTP/1.1 401") {
+		t.Errorf("Expect on the plain listener with no key: %q, want a 401 before any body", first)
+	}
+
 	// The official client, which needs a key: a placeholder, and the
 	// certificate says whose requests they are.
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pinned}}}}
@@ -362,6 +420,36 @@ func TestTLSClientCertificateIsKey(t *testing.T) {
 	}
 	if len(models.Data) != 1 || models.Data[0].ID != "m" {
 		t.Fatalf("models of the certificate's key: %+v", models.Data)
+	}
+
+	// A reload that replaces the client CAs ends the identity of the
+	// connections they verified: on the same keep-alive connection, the
+	// next request without a key has none.
+	kc := &http.Client{Timeout: deadline, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pinned}}}}
+	defer kc.CloseIdleConnections()
+	keepAlive := func() (int, bool) {
+		t.Helper()
+		reused := false
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost,
+			"https://"+addr+"/v1/chat/completions", bytes.NewReader(chatBody("m", false, "kept")))
+		res, err := kc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode, reused
+	}
+	if code, _ := keepAlive(); code != 200 {
+		t.Fatalf("before the CA change: %d", code)
+	}
+	other2 := newTestPKI(t)
+	g.reloadWith(strings.Replace(strings.Replace(cfg, "keys:\n", svc, 1), pki.CAFile, other2.CAFile, 1))
+	await(t, "the CA change applied by every worker", func() bool { return g.findLog("configuration reloaded", 1) != nil })
+	if code, reused := keepAlive(); code != 401 || !reused {
+		t.Errorf("after the CA change, on the connection it verified: %d (reused %v), want 401", code, reused)
 	}
 }
 
@@ -464,11 +552,13 @@ func TestTLSAdminListener(t *testing.T) {
 		t.Fatal("no metrics over https")
 	}
 	plain := "http://" + strings.TrimPrefix(g.AdminURL, "https://")
-	if res, err := http.Get(plain + "/healthz"); err == nil {
-		res.Body.Close()
-		if res.StatusCode == http.StatusOK {
-			t.Fatal("the admin listener answered plain HTTP")
-		}
+	res, err := http.Get(plain + "/healthz")
+	if err != nil {
+		t.Fatalf("plain HTTP to the admin listener: %v (want net/http's 400)", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("plain HTTP to the admin listener: %d, want 400", res.StatusCode)
 	}
 
 	// Renewed in place, by another certificate of the CA. sluice reload
@@ -486,7 +576,7 @@ func TestTLSAdminListener(t *testing.T) {
 	}
 	before := g.generation()
 	out, err := sluiceReload(g)
-	if exitCode(err) != 1 || !strings.Contains(string(out), "neither admin_tls's nor signed by") {
+	if exitCode(err) != 1 || !strings.Contains(string(out), "is not admin_tls's") {
 		t.Fatalf("sluice reload against an unverifiable admin certificate: %v %s", err, out)
 	}
 	if g.generation() != before {
@@ -501,5 +591,20 @@ func TestTLSAdminListener(t *testing.T) {
 	}
 	if cn := adminCN(); cn != "admin-2" {
 		t.Fatalf("after the reload the admin listener serves %q", cn)
+	}
+	// Its expiry is a metric, under the admin address.
+	if v, ok := g.metric("sluice_tls_certificate_expiry_seconds", map[string]string{"cert": cert}); !ok || v < 3600 {
+		t.Errorf("sluice_tls_certificate_expiry_seconds of the admin certificate: %v %v", v, ok)
+	}
+
+	// admin_tls removed: a reload cannot apply it, and sluice reload says
+	// so rather than failing on the scheme.
+	plainCfg := strings.Replace(cfg, fmt.Sprintf("admin_tls:\n  certificates:\n    - {cert: %s, key: %s}\n", cert, key), "", 1)
+	if err := os.WriteFile(g.Config, []byte(plainCfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = sluiceReload(g)
+	if exitCode(err) != 1 || !strings.Contains(string(out), "admin_tls was added or removed") {
+		t.Fatalf("sluice reload with admin_tls removed: %v %s", err, out)
 	}
 }

@@ -89,7 +89,7 @@ func (st *connState) ClientCert() (sum [32]byte, ok bool) {
 	if st.tls == nil {
 		return sum, false
 	}
-	return st.tls.peer, st.tls.hasPeer
+	return st.tls.ClientCert()
 }
 
 func newConnTracker(bursts *closeBurst, bounds *connBounds, cell *shm.Cell, col int) *connTracker {

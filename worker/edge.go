@@ -50,7 +50,7 @@ func newEdge(cfg *config.Config, k int, ln net.Listener, g *proxy.Gateway, regio
 		)...)
 		// client_body_timeout for the body, over the whole body here (the
 		// standard transport's read timeout is a deadline).
-		g.Mount(h.Engine, conns.markBusy)
+		g.Mount(h.Engine, t.verifiesClients, conns.markBusy)
 		return &edge{h: h, tls: tl}, nil
 	}
 	gate, err := newAcceptGate(ln)
@@ -63,6 +63,6 @@ func newEdge(cfg *config.Config, k int, ln net.Listener, g *proxy.Gateway, regio
 		server.WithTransport(netpoll.NewTransporter),
 		server.WithOnAccept(conns.accept),
 	)...)
-	g.Mount(h.Engine, conns.markBusy)
+	g.Mount(h.Engine, nil, conns.markBusy)
 	return &edge{h: h, gate: gate}, nil
 }

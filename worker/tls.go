@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,11 @@ type tlsSettings struct {
 	// reload changed them) never resumes a session they would not verify.
 	salt    [32]byte
 	tickets bool
+	// roots are the SHA-256 of each client CA's certificate: a
+	// connection's client certificate stands for a key only while the CA
+	// its handshake chained it to is still one of the listener's (a reload
+	// that drops a CA ends the identity of the connections it verified).
+	roots map[[32]byte]bool
 	mu      sync.Mutex   // one taking of new keys at a time
 	seq     atomic.Int64 // the sequence number of the region's set the keys were taken at
 }
@@ -89,6 +95,16 @@ func (e *tlsEdge) settings(t *config.TLS, files config.Files) (*tlsSettings, err
 	s := &tlsSettings{cfg: cfg, tickets: t.Tickets()}
 	if caPEM != nil {
 		s.salt = sha256.Sum256(caPEM)
+		s.roots = map[[32]byte]bool{}
+		for rest := caPEM; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if b.Type == "CERTIFICATE" {
+				s.roots[sha256.Sum256(b.Bytes)] = true
+			}
+		}
 	}
 	e.takeKeys(s)
 	return s, nil
@@ -225,9 +241,10 @@ type tlsConn struct {
 	version   uint16
 	resumed   bool
 	// peer is the SHA-256 of the client's certificate, when the handshake
-	// verified one against client_ca (hasPeer).
-	peer    [32]byte
-	hasPeer bool
+	// verified one against client_ca (hasPeer); root that of the CA it
+	// chained to.
+	peer, root [32]byte
+	hasPeer    bool
 
 	closeOnce sync.Once
 	onClose   func() // the tracker's release, once
@@ -280,6 +297,19 @@ func (c *tlsConn) Close() error {
 	return err
 }
 
+// ClientCert is the SHA-256 of the client certificate the handshake
+// verified, while the CA it chained to is still one of the listener's.
+func (c *tlsConn) ClientCert() (sum [32]byte, ok bool) {
+	if !c.hasPeer || !c.edge.cur.Load().roots[c.root] {
+		return sum, false
+	}
+	return c.peer, true
+}
+
+// verifiesClients reports whether the listener requires and verifies
+// client certificates now (client_ca).
+func (e *tlsEdge) verifiesClients() bool { return e.cur.Load().roots != nil }
+
 // TLSState is the connection's TLS version and whether its session was
 // resumed, once the handshake is done (0 before).
 func (c *tlsConn) TLSState() (version uint16, resumed bool) { return c.version, c.resumed }
@@ -297,7 +327,8 @@ func (c *tlsConn) handshake() error {
 		// Only a verified chain: without client_ca no certificate is asked
 		// for, and one sent anyway is not verified (VerifiedChains empty).
 		if len(st.VerifiedChains) > 0 && len(st.PeerCertificates) > 0 {
-			c.peer, c.hasPeer = sha256.Sum256(st.PeerCertificates[0].Raw), true
+			chain := st.VerifiedChains[0]
+			c.peer, c.root, c.hasPeer = sha256.Sum256(st.PeerCertificates[0].Raw), sha256.Sum256(chain[len(chain)-1].Raw), true
 		}
 		v, r := 0, 0
 		if st.Version >= tls.VersionTLS13 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -62,6 +63,10 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 	getStatus := func(url string) (supervisor.Status, error) { return readStatus(client, url, cfg.AdminToken()) }
 	before, err := getStatus(statusURL)
 	if err != nil {
+		if other := otherScheme(scheme); speaks(other, cfg.Admin) {
+			return fail("the admin listener at %s speaks %s, and this file says %s: admin_tls was added or removed, "+
+				"which a reload cannot apply; restart sluice to apply it", cfg.Admin, other, scheme)
+		}
 		return fail("cannot read the supervisor's status at %s: %v", statusURL, err)
 	}
 	if before.PID != pid {
@@ -103,55 +108,105 @@ func signalSupervisor(what string, args []string, stdout, stderr io.Writer) int 
 }
 
 // adminClient is how sluice reload and upgrade reach the admin listener:
-// plain HTTP, or with admin_tls HTTPS that trusts the certificates of
-// admin_tls's files, the CAs of their chains and the system's (a renewed
-// certificate from the same CA verifies; the name is not checked: the
-// address is the configuration's own).
+// plain HTTP, or with admin_tls HTTPS (adminTLSConfig, the system's roots).
 func adminClient(cfg *config.Config, what string) (*http.Client, string, error) {
 	c := &http.Client{Timeout: 5 * time.Second}
-	t := cfg.AdminTLS
-	if t == nil {
+	if cfg.AdminTLS == nil {
 		return c, "http", nil
 	}
-	if t.ClientCA != "" {
+	if cfg.AdminTLS.ClientCA != "" {
 		return nil, "", fmt.Errorf("admin_tls.client_ca: the admin listener requires a client certificate, which sluice %s has none of; "+
 			"signal the supervisor yourself (SIGHUP reloads, SIGUSR2 upgrades)", what)
 	}
-	roots, err := x509.SystemCertPool()
+	roots, err := x509.SystemCertPool() // SSL_CERT_FILE and SSL_CERT_DIR name others
 	if err != nil {
 		roots = x509.NewCertPool()
 	}
+	tc, err := adminTLSConfig(cfg, roots)
+	if err != nil {
+		return nil, "", err
+	}
+	c.Transport = &http.Transport{TLSClientConfig: tc}
+	return c, "https", nil
+}
+
+// adminTLSConfig trusts, on the admin listener, what admin_tls names: one
+// of its own certificates exactly, or a certificate for one of their names
+// (or the admin address's host) that roots sign, through the
+// intermediates the files or the server give — a renewal from the same CA.
+// The token is sent only to a listener that passes. The files'
+// intermediates are never roots: a public intermediate would then vouch
+// for any name it signs.
+func adminTLSConfig(cfg *config.Config, roots *x509.CertPool) (*tls.Config, error) {
 	pinned := map[string]bool{}
-	for _, cert := range t.Certificates {
+	var names []string
+	if host, _, err := net.SplitHostPort(cfg.Admin); err == nil {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			names = append(names, host)
+		}
+	}
+	inter := x509.NewCertPool()
+	for _, cert := range cfg.AdminTLS.Certificates {
 		pair, err := cfg.Files.Pair(cert)
 		if err != nil {
-			return nil, "", fmt.Errorf("admin_tls: %w", err)
+			return nil, fmt.Errorf("admin_tls: %w", err)
 		}
-		pinned[string(pair.Certificate[0])] = true
-		for _, der := range pair.Certificate {
+		pinned[string(pair.Leaf.Raw)] = true
+		names = append(names, pair.Leaf.DNSNames...)
+		for _, ip := range pair.Leaf.IPAddresses {
+			names = append(names, ip.String())
+		}
+		for _, der := range pair.Certificate[1:] {
 			if x, err := x509.ParseCertificate(der); err == nil {
-				roots.AddCert(x)
+				inter.AddCert(x)
 			}
 		}
 	}
-	c.Transport = &http.Transport{TLSClientConfig: &tls.Config{
-		InsecureSkipVerify: true, // VerifyConnection verifies, without the name
+	return &tls.Config{
+		InsecureSkipVerify: true, // VerifyConnection decides, by admin_tls's names
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			leaf := cs.PeerCertificates[0]
 			if pinned[string(leaf.Raw)] {
 				return nil
 			}
-			inter := x509.NewCertPool()
+			chain := inter.Clone()
 			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
+				chain.AddCert(c)
 			}
-			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
-				return fmt.Errorf("the admin listener's certificate is neither admin_tls's nor signed by their chains' CAs or the system's: %w", err)
+			var last error
+			for _, name := range names {
+				_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: chain, DNSName: name})
+				if err == nil {
+					return nil
+				}
+				last = err
 			}
-			return nil
+			return fmt.Errorf("the admin listener's certificate is not admin_tls's, nor one for its names (%s) that the system's roots "+
+				"(or SSL_CERT_FILE's) sign: %v", strings.Join(names, ", "), last)
 		},
-	}}
-	return c, "https", nil
+	}, nil
+}
+
+// otherScheme is http for https, and https for http.
+func otherScheme(scheme string) string {
+	if scheme == "https" {
+		return "http"
+	}
+	return "https"
+}
+
+// speaks reports whether the admin listener at addr answers /healthz in
+// scheme: whether admin_tls was added or removed since it started. No
+// token is sent, and nothing is trusted but the answer's arrival.
+func speaks(scheme, addr string) bool {
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // only to see that TLS answers
+	res, err := c.Get(scheme + "://" + addr + "/healthz")
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
 
 // readStatus reads the supervisor's /status, with the admin token when
