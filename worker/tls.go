@@ -63,8 +63,8 @@ type tlsSettings struct {
 	// its handshake chained it to is still one of the listener's (a reload
 	// that drops a CA ends the identity of the connections it verified).
 	roots map[[32]byte]bool
-	mu      sync.Mutex   // one taking of new keys at a time
-	seq     atomic.Int64 // the sequence number of the region's set the keys were taken at
+	mu    sync.Mutex   // one taking of new keys at a time
+	seq   atomic.Int64 // the sequence number of the region's set the keys were taken at
 }
 
 // newTLSEdge makes listener k's TLS settings from cfg.
