@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -247,6 +248,34 @@ func CertFingerprint(s string) (sum [32]byte, ok bool) {
 	return sum, true
 }
 
+// Price is a model's price in USD per million tokens (what LiteLLM,
+// Bifrost and the providers' price lists use). A request costs its prompt
+// tokens the backend's prefix cache did not serve at the input price, the
+// ones it did (cached_tokens) at the cached price, and its completion
+// tokens at the output price.
+type Price struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok"`
+	// CachedInputPerMTok is the price of cached prompt tokens; nil: the
+	// input price (a backend whose cache hits cost the same).
+	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok"`
+}
+
+// MaxPricePerMTok bounds a price: far over any model's, and a request's
+// cost in pico-USD then fits an int64 at any token count a context holds.
+const MaxPricePerMTok = 10_000
+
+// PicoPerToken are p's prices in pico-USD per token (USD per million
+// tokens × 10^6), rounded: integers, so that costs add up exactly.
+func (p *Price) PicoPerToken() (input, cached, output int64) {
+	in := math.Round(p.InputPerMTok * 1e6)
+	cachedIn := in
+	if p.CachedInputPerMTok != nil {
+		cachedIn = math.Round(*p.CachedInputPerMTok * 1e6)
+	}
+	return int64(in), int64(cachedIn), int64(math.Round(p.OutputPerMTok * 1e6))
+}
+
 // MaxCacheGroup bounds keys[].cache_group's length in bytes.
 const MaxCacheGroup = 256
 
@@ -301,6 +330,10 @@ type Model struct {
 	// with it (vLLM's V1 engine). false for backends that refuse the field;
 	// the gateway's prefix index stays per group either way.
 	CacheSalt *bool `yaml:"cache_salt"`
+	// Price is what the model's tokens cost (nil: unpriced): each request's
+	// cost, from the usage the backend reports, is its usage line's
+	// cost_usd.
+	Price *Price `yaml:"price"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	// Either Backends or Nomad.
 	Backends []Backend `yaml:"backends"`

@@ -268,6 +268,16 @@ func (c *Config) validate() Problems {
 		if m.MaxContext < 0 {
 			add(p+".max_context", "must be 0 (not set) or more tokens, got %d", m.MaxContext)
 		}
+		if pr := m.Price; pr != nil {
+			for _, f := range []struct {
+				name string
+				v    *float64
+			}{{"input_per_mtok", &pr.InputPerMTok}, {"output_per_mtok", &pr.OutputPerMTok}, {"cached_input_per_mtok", pr.CachedInputPerMTok}} {
+				if f.v != nil && !(*f.v >= 0 && *f.v <= MaxPricePerMTok) {
+					add(p+".price."+f.name, "must be 0 to %d (USD per million tokens), got %v", MaxPricePerMTok, *f.v)
+				}
+			}
+		}
 		if m.DefaultMaxTokens < 1 {
 			add(p+".default_max_tokens", "must be at least 1, got %d", m.DefaultMaxTokens)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/affinity"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/queue"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -151,6 +152,10 @@ func compileModel(c *config.Config, m config.Model, prefix bool) *modelRoute {
 		mr.limits.queue.MaxPerKey = int64(*m.Queue.MaxPerKey)
 	}
 	mr.limits.maxContext = int64(m.MaxContext)
+	if m.Price != nil {
+		in, cached, out := m.Price.PicoPerToken()
+		mr.limits.price = &usage.Price{Input: in, Cached: cached, Output: out}
+	}
 	mr.rewrite.sendCacheSalt = m.CacheSalt == nil || *m.CacheSalt
 	mr.limits.defaultMaxTokens = cmp.Or(m.DefaultMaxTokens, config.DefaultMaxTokens)
 	mr.place.kvSaturation = cmp.Or(m.KVSaturation, config.DefaultKVSaturation)

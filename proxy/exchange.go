@@ -149,6 +149,12 @@ func (g *Gateway) end(x *exchange) {
 	if x.place.backend != nil && !x.api.byID && !x.api.unbilled {
 		x.rec.CountUsage(x.promptEstimate())
 	}
+	if m := x.req.model; m != nil && m.limits.price != nil && x.rec.Usage.Found && !x.api.byID && !x.api.unbilled {
+		// What the model that served it charges for the usage as billed
+		// (the backend's, or the gateway's count of a cut stream); a
+		// stored response fetched again is not generated again.
+		x.rec.Priced, x.rec.CostPico = true, m.limits.price.Of(x.rec.Usage)
+	}
 	if x.place.storedID != "" {
 		// Where the response is held, and how long its conversation is: a
 		// follow-up reserves that much (limitTokens).

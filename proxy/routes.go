@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/queue"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -58,6 +59,7 @@ type modelRoute struct {
 
 // modelLimits bound what a request of the model may take.
 type modelLimits struct {
+	price            *usage.Price // price: what its tokens cost (nil: unpriced)
 	queue            queue.Limits // queue.max, queue.max_per_key, queue.timeout
 	maxContext       int64        // max_context: the most tokens a request's prompt and answer take together (0: not set)
 	defaultMaxTokens int64        // default_max_tokens: what a token limit reserves without max_tokens

@@ -20,7 +20,7 @@ func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 // Every string in a line is clipped to its budget below (escaped bytes, so
 // a client's control characters, six bytes each once escaped, cannot push
 // a line past it); the budgets plus the fixed part of a line — names and
-// numbers at their widest, 1,127 bytes — fit, as TestUsageLineBound checks.
+// numbers at their widest, 1,160 bytes — fit, as TestUsageLineBound checks.
 const MaxLine = 4096
 
 // Budgets of a usage line's strings, in escaped bytes without the quotes.
@@ -104,6 +104,12 @@ func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	b = appendInt(b, r.Usage.Total)
 	b = append(b, `,"cached_tokens":`...)
 	b = appendInt(b, r.Usage.Cached)
+	b = append(b, `,"cost_usd":`...)
+	if r.Priced {
+		b = appendUSD(b, r.CostPico)
+	} else {
+		b = append(b, "null"...)
+	}
 	b = append(b, `,"usage_reported":`...)
 	b = strconv.AppendBool(b, r.Usage.Found && !r.UsageCounted)
 	b = append(b, `,"usage_source":`...)

@@ -43,7 +43,11 @@ type Record struct {
 	// UsageCounted: the backend reported no usage (a stream cut before its
 	// last event, an answer without it) and usage is the gateway's count:
 	// the prompt's estimate and the generated events, one token each.
-	UsageCounted    bool
+	UsageCounted bool
+	// Priced: the model has a price, and CostPico is what the request's
+	// usage cost at it, in pico-USD (cost_usd; null when not Priced).
+	Priced          bool
+	CostPico        int64
 	AffinityKey     uint64        // XXH3 of the affinity key, 0 without one
 	PrefixBlocks    int           // the prompt's blocks for the prefix index, 0 without
 	PrefixMatched   int           // of them, the leading blocks the index held for the first candidate

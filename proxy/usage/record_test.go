@@ -235,6 +235,7 @@ func hostileRecord(s string) *Record {
 	r.Usage = sse.Usage{Prompt: minInt, Completion: minInt, Total: minInt, Cached: minInt, Found: false}
 	r.TTFT, r.HeadersAt, r.QueueWait, r.Handoff = minInt, minInt, minInt, minInt
 	r.Attempts, r.UpstreamCode, r.AffinityKey = minInt, minInt, 1<<64-1
+	r.Priced, r.CostPico = true, minInt // "-9223372.036854775808", the widest
 	return r
 }
 
