@@ -334,6 +334,19 @@ type Model struct {
 	// cost, from the usage the backend reports, is its usage line's
 	// cost_usd.
 	Price *Price `yaml:"price"`
+	// Fallbacks are the models a request for this one is sent to instead,
+	// in order, while nothing has reached the client, when this one cannot
+	// serve it: no backend in rotation, its queue full or timed out, or
+	// every attempt failed for want of a backend (no connection, no
+	// answer, 429 or 5xx with no retries left). Each is admitted again for
+	// the key (its models, tokens per minute) and placed on its own
+	// backends. The list is the whole chain: a fallback's own fallbacks
+	// are not followed.
+	Fallbacks []string `yaml:"fallbacks"`
+	// ContextFallbacks are tried, in order, when a backend answers 400
+	// saying the request is longer than the model's context (vLLM's
+	// "maximum context length" error): models with a longer context.
+	ContextFallbacks []string `yaml:"context_fallbacks"`
 	// Backends are the OpenAI-compatible servers that serve this model.
 	// Either Backends or Nomad.
 	Backends []Backend `yaml:"backends"`

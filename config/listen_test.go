@@ -124,26 +124,3 @@ func FuzzCertFingerprint(f *testing.F) {
 		}
 	})
 }
-
-// models[].price: each figure 0 to MaxPricePerMTok, refused at its line
-// otherwise (a negative price, NaN, infinity); cached defaults to input.
-func TestModelPrice(t *testing.T) {
-	head := "keys:\n  - name: k\n    sha256: " + strings.Repeat("a", 64) + "\n    models: [\"*\"]\nmodels:\n  - name: m\n    backends:\n      - url: http://127.0.0.1:1\n        slots: 1\n"
-	c, err := Parse("ok.yaml", []byte(head+"    price: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if in, cached, out := c.Models[0].Price.PicoPerToken(); in != 150_000 || cached != 150_000 || out != 600_000 {
-		t.Errorf("PicoPerToken: %d %d %d", in, cached, out)
-	}
-	for _, tc := range []struct{ price, want string }{
-		{"{input_per_mtok: -1}", "bad.yaml:10:29: models[0].price.input_per_mtok: must be 0 to 10000"},
-		{"{output_per_mtok: .nan}", "models[0].price.output_per_mtok: must be 0 to 10000"},
-		{"{cached_input_per_mtok: .inf}", "models[0].price.cached_input_per_mtok: must be 0 to 10000"},
-		{"{input_per_mtok: 20000}", "models[0].price.input_per_mtok: must be 0 to 10000"},
-	} {
-		if _, err := Parse("bad.yaml", []byte(head+"    price: "+tc.price+"\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.price, err, tc.want)
-		}
-	}
-}

@@ -305,6 +305,26 @@ func (c *Config) validate() Problems {
 	for _, l := range c.Listen {
 		verifiesClients = verifiesClients || l.TLS != nil && l.TLS.ClientCA != ""
 	}
+	for i, m := range c.Models {
+		for _, list := range []struct {
+			field string
+			names []string
+		}{{"fallbacks", m.Fallbacks}, {"context_fallbacks", m.ContextFallbacks}} {
+			seen := map[string]bool{}
+			for j, f := range list.names {
+				fp := fmt.Sprintf("models[%d].%s[%d]", i, list.field, j)
+				switch {
+				case !models[f]:
+					add(fp, "unknown model %q", f)
+				case f == m.Name:
+					add(fp, "the chain loops: %q falls back to itself", f)
+				case seen[f]:
+					add(fp, "the chain loops: %q is in it twice", f)
+				}
+				seen[f] = true
+			}
+		}
+	}
 	for i, k := range c.Keys {
 		p := fmt.Sprintf("keys[%d]", i)
 		switch {

@@ -81,6 +81,9 @@ var (
 	TLSHandshakeFailures = &Metric{"sluice_tls_handshake_failures_total",
 		"Failed TLS handshakes by listener and reason: timeout (client_header_timeout), closed (the client left), plain_http (answered 400), not_tls, client_certificate (none, or one that does not verify), protocol (versions, ciphers, alerts).",
 		[]string{"listener", "reason"}, Counter}
+	Fallbacks = &Metric{"sluice_model_fallbacks_total",
+		"Requests sent on to a fallback model (models[].fallbacks, context_fallbacks) by the model that could not serve them, the fallback, and why: unavailable (no backend in rotation), queue_full, queue_timeout, unreachable (no connection or answer on any attempt), upstream_status (429 or 5xx on every attempt), context_length (a 400: longer than the model's context).",
+		[]string{"from", "to", "reason"}, Counter}
 	// Overflow counts recordings that found no room in the meter.
 	Overflow = &Metric{"sluice_metrics_overflow_total",
 		"Recordings dropped because the meter had no room for their series (or a label value past its limit): raise nothing, report it.",
@@ -89,7 +92,7 @@ var (
 
 // Metrics lists every metric, for the supervisor's collector.
 var Metrics = []*Metric{Requests, Tokens, TimeToFirstToken, RequestDuration, QueueWait, UpstreamHeaders,
-	Attempts, Retries, Failures, Ejections, TLSHandshakes, TLSHandshakeFailures, Overflow}
+	Attempts, Retries, Failures, Ejections, TLSHandshakes, TLSHandshakeFailures, Fallbacks, Overflow}
 
 // Label values for what is not configured.
 const (

@@ -129,6 +129,11 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		rec.UpstreamCode, rec.HeadersAt = res.StatusCode, time.Since(rec.Start)
 	}
 	keysOut := err == nil && b.keys != nil && !b.keys.UsableNow()
+	var tooLong bool
+	var tooLongMsg string
+	if err == nil && res.StatusCode == http.StatusBadRequest && !x.api.byID && x.fb.left(true) {
+		tooLong, tooLongMsg = contextTooLong(res)
+	}
 	result := attemptResult{
 		err:        err,
 		res:        res,
@@ -140,6 +145,10 @@ func (g *Gateway) attempt(ctx context.Context, c *app.RequestContext, x *exchang
 		holderDown: x.place.holderDown,
 		keysOut:    keysOut,
 		othersUp:   (err != nil || keysOut) && anyHealthy(x.place.candidates, b, time.Now()),
+		// A stored response's id names no model to fall back from.
+		fallbackLeft:   !x.api.byID && x.fb.left(false),
+		contextTooLong: tooLong,
+		contextMsg:     tooLongMsg,
 	}
 	o := classify(x, result)
 	failure := failureOf(result)

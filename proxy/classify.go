@@ -24,6 +24,13 @@ type attemptResult struct {
 	holderDown int            // a candidate asked before failed otherwise than with a 404 (its status; 502: no answer): it may hold the stored response
 	keysOut    bool           // the backend answered, and has no provider key usable now (its last one was rate limited)
 	othersUp   bool           // another candidate is in rotation (read only when the attempt failed, or keysOut)
+	// fallbackLeft: a fallback model may serve the request when this one
+	// cannot (fallback.go); contextTooLong: the answer is a 400 saying the
+	// request is longer than the model's context, and a context fallback
+	// may serve it (contextMsg its message).
+	fallbackLeft   bool
+	contextTooLong bool
+	contextMsg     string
 }
 
 // outcome is what an attempt's result means. answer: the backend's
@@ -73,6 +80,10 @@ type outcome struct {
 //     without a usable provider key (a last 429), only on another
 //     candidate in rotation: the same backend is out of candidacy, and
 //     the retry would wait in the queue until its keys' rest ends.
+//   - A retryable answer with no retries left, or a 400 saying the
+//     request is longer than the model's context, when a fallback model
+//     may serve it (models[].fallbacks, context_fallbacks): the model's
+//     refusal, for fallBack, not the answer.
 //   - Any other answer goes to the client.
 func classify(x *exchange, r attemptResult) outcome {
 	o := meaning(x, r)
@@ -118,6 +129,12 @@ func meaning(x *exchange, r attemptResult) outcome {
 			fmt.Sprintf("A backend that may hold the stored response is unavailable (%d) and no other holds it; try again later.", r.holderDown))}
 	case retryableStatus(r.res.StatusCode) && r.triesLeft && (!r.keysOut || r.othersUp):
 		return outcome{retry: true}
+	case retryableStatus(r.res.StatusCode) && r.fallbackLeft:
+		// No retry left, and another model may serve: the answer is not
+		// the client's (fallBack decides).
+		return outcome{fail: errUpstreamStatus(x.req.model, r.res.StatusCode)}
+	case r.contextTooLong:
+		return outcome{fail: errContextLength(r.contextMsg)}
 	}
 	return outcome{answer: true}
 }

@@ -88,6 +88,15 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 		t.order = append(t.order, mr)
 	}
 	linkSiblings(t)
+	for _, m := range c.Models {
+		mr := t.models[m.Name]
+		for _, f := range m.Fallbacks {
+			mr.fallbacks = append(mr.fallbacks, t.models[f]) // validated: each is a model
+		}
+		for _, f := range m.ContextFallbacks {
+			mr.contextFallbacks = append(mr.contextFallbacks, t.models[f])
+		}
+	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("shared region lacks the cells %s: the supervisor did not allocate them", strings.Join(missing, ", "))
 	}

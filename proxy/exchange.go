@@ -31,6 +31,7 @@ type exchange struct {
 	fair   fairCharge
 	up     upstreamState
 	timers deadlines
+	fb     fallbackState    // its way down the model's fallback chains (fallback.go)
 	trace  *tracing.Request // its span; nil: tracing off
 }
 

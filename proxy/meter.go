@@ -22,6 +22,23 @@ type requestMeter struct {
 	rec   *meter.Recorder
 	pairs sync.Map // pairKey → *pairSeries
 	codes sync.Map // codeKey → meter.CounterWord
+	falls sync.Map // fallbackKey → meter.CounterWord
+}
+
+// fallbackKey names a fallbacks series.
+type fallbackKey struct{ from, to, reason string }
+
+// meterFallback counts a request sent on from model from to model to.
+func (rm *requestMeter) meterFallback(from, to, reason string) {
+	if rm == nil {
+		return
+	}
+	k := fallbackKey{from, to, reason}
+	w, ok := rm.falls.Load(k)
+	if !ok {
+		w, _ = rm.falls.LoadOrStore(k, rm.rec.Counter(meter.Fallbacks, from, to, reason))
+	}
+	w.(meter.CounterWord).Add(1)
 }
 
 func newRequestMeter(rec *meter.Recorder) *requestMeter { return &requestMeter{rec: rec} }

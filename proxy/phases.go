@@ -52,6 +52,10 @@ import (
 // ends the request (reject answers it, as the request's state allows).
 type phase func(g *Gateway, ctx context.Context, c *app.RequestContext, x *exchange) *apiError
 
+// routePhase is requestPhases' index of route (5): where a fallback model
+// starts again (fallback.go).
+const routePhase = 4
+
 // requestPhases are phases 1–10, in the order they run. The answer's
 // head (11) is respond's; its body is relayed by serve.
 var requestPhases = [...]phase{
@@ -108,11 +112,17 @@ func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 	if x.api.byID {
 		phases = storedPhases[:]
 	}
-	for _, run := range phases {
-		if e := run(g, ctx, c, x); e != nil {
-			g.reject(c, x, e)
-			return false
+	for i := 0; i < len(phases); i++ {
+		e := phases[i](g, ctx, c, x)
+		if e == nil {
+			continue
 		}
+		if i >= routePhase && g.fallBack(x, e) {
+			i = routePhase - 1 // the fallback's phases 5–10
+			continue
+		}
+		g.reject(c, x, x.fb.answer(e))
+		return false
 	}
 	relay, e := g.respond(c, x)
 	if e != nil {
@@ -197,10 +207,15 @@ func (g *Gateway) scanRequest(_ context.Context, _ *app.RequestContext, x *excha
 	return nil
 }
 
-// 5. route: the model, and the key's right to it.
+// 5. route: the model, and the key's right to it (a fallback's, when the
+// model named cannot serve: fallback.go).
 func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *apiError {
 	name := x.req.scan.ModelName
 	m := x.routes.models[name]
+	if x.fb.to != nil {
+		m, name = x.fb.to, x.fb.to.name
+		x.rec.Model, x.rec.ModelRequested = m.name, x.fb.requested.name
+	}
 	if m == nil {
 		return errInvalid(http.StatusNotFound, "model_not_found",
 			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name))
@@ -214,6 +229,9 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 			fmt.Sprintf("The model `%s` is not served on %s.", m.name, clip(x.rec.Path)))
 	}
 	x.req.model = m
+	if x.fb.requested == nil {
+		x.fb.requested = m
+	}
 	return nil
 }
 
@@ -229,6 +247,11 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 	}
 	if x.api.unbilled {
 		return nil
+	}
+	if x.fb.to != nil {
+		// A fallback reserves at its own reservation (its max_context,
+		// default_max_tokens): the model it replaces gives its back.
+		x.req.adm.ReturnTokens()
 	}
 	return g.admitTokens(c, x.req.adm, x.req.model, &x.req.scan, x.promptTokens(), x.api.generates())
 }
@@ -256,6 +279,9 @@ func (g *Gateway) rewrite(_ context.Context, _ *app.RequestContext, x *exchange)
 		x.req.salt = requestSalt(x.req.salt, client)
 	}
 	w := reqscan.Rewrites{UpstreamModel: m.rewrite.upstreamModel}
+	if x.fb.to != nil && w.UpstreamModel == "" {
+		w.UpstreamModel = m.name // a fallback: the body names it, not the model it replaces
+	}
 	if m.rewrite.sendCacheSalt {
 		w.CacheSalt = x.req.salt
 	}

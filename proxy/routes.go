@@ -55,6 +55,10 @@ type modelRoute struct {
 	health    healthCheck
 	rewrite   rewriteRules
 	place     placer
+	// fallbacks and contextFallbacks are models[].fallbacks and
+	// context_fallbacks: where a request goes when this model cannot
+	// serve it (fallback.go).
+	fallbacks, contextFallbacks []*modelRoute
 }
 
 // modelLimits bound what a request of the model may take.

@@ -186,6 +186,17 @@ func (a *Admission) ReserveTokens(h Headers, want int64, clock Clock) *Refusal {
 	return nil
 }
 
+// ReturnTokens gives the whole token reservation back, unused (a model
+// that will not serve the request: a fallback reserves its own), and
+// keeps the requests-per-minute charge and the concurrency place.
+func (a *Admission) ReturnTokens() {
+	if a == nil || a.tokens == 0 {
+		return
+	}
+	a.cell.Settle(shm.TokenTAT, -a.tokens*max(Minute/a.tpm, 1))
+	a.tokens = 0
+}
+
 // KeyName is the name of the key admitted.
 func (a *Admission) KeyName() string { return a.name }
 

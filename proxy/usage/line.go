@@ -20,15 +20,18 @@ func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 // Every string in a line is clipped to its budget below (escaped bytes, so
 // a client's control characters, six bytes each once escaped, cannot push
 // a line past it); the budgets plus the fixed part of a line — names and
-// numbers at their widest, 1,160 bytes — fit, as TestUsageLineBound checks.
+// numbers at their widest, 1,183 bytes — fit, as TestUsageLineBound checks.
 const MaxLine = 4096
 
 // Budgets of a usage line's strings, in escaped bytes without the quotes.
 const (
-	logIDMax            = 64  // request_id: the gateway's own
-	logKeyMax           = 128 // key: a configured name
-	PathMax             = 768 // path: the client's
-	logModelMax         = 256 // model: the client's when it names no model
+	logIDMax    = 64  // request_id: the gateway's own
+	logKeyMax   = 128 // key: a configured name
+	PathMax     = 768 // path: the client's
+	logModelMax = 256 // model: the client's when it names no model
+	// logRequestedMax: model_requested, a configured model's name (the
+	// model a fallback served for), so short in practice.
+	logRequestedMax     = 80
 	logURLMax           = 192 // backend, and each of backends_tried: configured or from Nomad
 	logErrMax           = 64  // error: the gateway's own codes
 	logClientMax        = 64  // client: an address
@@ -59,6 +62,12 @@ func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	b = appendLogString(b, r.Path, PathMax)
 	b = append(b, `,"model":`...)
 	b = appendLogString(b, r.Model, logModelMax)
+	b = append(b, `,"model_requested":`...)
+	if r.ModelRequested != "" && r.ModelRequested != r.Model {
+		b = appendLogString(b, r.ModelRequested, logRequestedMax)
+	} else {
+		b = append(b, "null"...) // served by the model it named
+	}
 	b = append(b, `,"backend":`...)
 	b = appendLogString(b, r.Backend, logURLMax)
 	b = append(b, `,"status":`...)

@@ -18,21 +18,25 @@ import (
 // (AppendLine writes them in order), flat as the line is: far more than
 // the ~10 fields a type of sluice's has otherwise, on purpose.
 type Record struct {
-	RequestID  string    // the gateway's id of the request (X-Request-Id)
-	Start      time.Time // when its head was read
-	Key        string    // the key's configured name; "" before auth
-	Model      string    // the configured model, or the client's string for one that does not exist
-	Backend    string    // the backend whose answer went to the client (or the last tried)
-	Path       string    // the path as the client sent it, clipped
-	Status     int       // the status the client got (499: it left)
-	ErrCode    string    // the gateway's error code; "" none
-	ErrSource  Source    // whose fault the error is, when ErrCode is set
-	Stream     bool      // the answer was relayed as a stream
-	BytesIn    int64     // the request body's bytes
-	BytesOut   int64     // the answer body's bytes
-	ClientAddr string    // the client's address
-	TLSVersion uint16    // the connection's TLS version (crypto/tls's numbers); 0: plain HTTP
-	TLSResumed bool      // its TLS session was resumed (a session ticket)
+	RequestID string    // the gateway's id of the request (X-Request-Id)
+	Start     time.Time // when its head was read
+	Key       string    // the key's configured name; "" before auth
+	Model     string    // the configured model that served it, or the client's string for one that does not exist
+	// ModelRequested is the model the client named ("" before the body
+	// is read); Model differs from it after a fallback.
+	ModelRequested string
+	Fallbacks      int    // fallback models tried (models[].fallbacks)
+	Backend        string // the backend whose answer went to the client (or the last tried)
+	Path           string // the path as the client sent it, clipped
+	Status         int    // the status the client got (499: it left)
+	ErrCode        string // the gateway's error code; "" none
+	ErrSource      Source // whose fault the error is, when ErrCode is set
+	Stream         bool   // the answer was relayed as a stream
+	BytesIn        int64  // the request body's bytes
+	BytesOut       int64  // the answer body's bytes
+	ClientAddr     string // the client's address
+	TLSVersion     uint16 // the connection's TLS version (crypto/tls's numbers); 0: plain HTTP
+	TLSResumed     bool   // its TLS session was resumed (a session ticket)
 
 	UsageInjected bool          // the gateway added include_usage to a stream
 	Usage         sse.Usage     // tokens, from the usage event or the answer's "usage"

@@ -222,6 +222,7 @@ func hostileRecord(s string) *Record {
 	r := sampleRecord()
 	long := strings.Repeat(s, 8192/len(s)+1)
 	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = long, long, long, long, long, long, long
+	r.ModelRequested = long + "x" // not Model: written
 	r.FinishReason, r.UpstreamModel, r.UserAgent = long, long, long
 	r.UserRaw = `"` + strings.Repeat(`\u0001\ud800é`, 2000) + `"`
 	r.Tried = nil
@@ -255,9 +256,10 @@ func TestUsageLineBound(t *testing.T) {
 	// The fixed part: every string empty, every number at its widest.
 	r := hostileRecord("x")
 	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = "", "", "", "", "", "", ""
+	r.ModelRequested = "" // null, its widest empty form
 	r.FinishReason, r.UpstreamModel, r.UserAgent, r.UserRaw, r.Tried = "", "", "", `""`, nil
 	fixed := len(AppendLine(nil, r, -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
-	budgets := logIDMax + logKeyMax + PathMax + logModelMax + logURLMax + logErrMax + logClientMax +
+	budgets := logIDMax + logKeyMax + PathMax + logModelMax + logRequestedMax + logURLMax + logErrMax + logClientMax +
 		logFinishMax + logTriedMax + logUpstreamModelMax + logUserMax + logUAMax
 	if fixed+budgets > MaxLine {
 		t.Fatalf("fixed part %d + budgets %d = %d > %d", fixed, budgets, fixed+budgets, MaxLine)

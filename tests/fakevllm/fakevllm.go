@@ -90,6 +90,10 @@ type Options struct {
 	Words      []string      // the answer's words, cycled (default "tok")
 	NoRecord   bool          // keep no record of requests (benchmarks: no hashing, no growth)
 	FailStatus int           // when set, completions (and the newer endpoints, not embeddings) are answered with this status (a failing backend)
+	// MaxModelLen, when set, answers a request whose body passes it (its
+	// bytes / 4, as tokens) with vLLM's 400 for a request longer than
+	// max_model_len, in the endpoint's error shape.
+	MaxModelLen int
 	// Keys, when not empty, makes the inference endpoints check the
 	// request's key ("Authorization: Bearer KEY", or "x-api-key: KEY") and
 	// answer with the status it maps to: 200 serves, any other status is an
@@ -384,6 +388,11 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, allowEmpty bool, 
 	}
 	if code := int(s.failWith.Load()); code != 0 {
 		fail(w, code, "the fake backend is set to fail")
+		return req, nil, false
+	}
+	if n := s.opts.MaxModelLen; n > 0 && len(body)/4 > n {
+		fail(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens in the messages. "+
+			"Please reduce the length of the messages.", n, len(body)/4))
 		return req, nil, false
 	}
 	return req, body, true

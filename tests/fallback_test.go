@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// Model fallbacks, each trigger with the real binary: every attempt
+// answered 503, a 400 for a prompt longer than the model's context (the
+// context chain), the model's queue full, and no backend in rotation. The
+// fallback serves; the usage line says which model served and which was
+// asked for; the metric counts each by reason; the body upstream names the
+// fallback. A key that may not use the fallback gets the requested model's
+// own refusal, and a request the model can serve goes nowhere else.
+func TestModelFallbacks(t *testing.T) {
+	primary := startBackend(t, fakevllm.Options{Tokens: 2, MaxModelLen: 300})
+	good := startBackend(t, fakevllm.Options{Tokens: 2})
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
+admin: 127.0.0.1:0
+workers: 2
+usage_log: %s
+keys:
+  - name: all
+    sha256: %s
+    models: ["*"]
+  - name: narrow
+    sha256: %s
+    models: [primary, dead]
+models:
+  - name: primary
+    fallbacks: [m]
+    context_fallbacks: [long]
+    retries: 0
+    queue: {max: 0}
+    backends:
+      - url: %s
+        slots: 1
+  - name: dead
+    fallbacks: [m]
+    backends:
+      - url: http://127.0.0.1:1
+        slots: 4
+  - name: m
+    backends:
+      - url: %s
+        slots: 64
+  - name: long
+    upstream_model: long-context-model
+    backends:
+      - url: %s
+        slots: 64
+`, usage, sha(keyAll), sha(keyLimited), primary.URL(), good.URL(), good.URL())
+	g := startGateway(t, cfg)
+	g.UsageLog = usage
+
+	ask := func(key, model, content string, hdr map[string]string) (*http.Response, []byte, map[string]any) {
+		t.Helper()
+		res, body := post(t, freshClient(), g.URL+"/v1/chat/completions", key, chatBody(model, false, content), hdr)
+		return res, body, g.usageLineFor(t, res.Header.Get("X-Request-Id"))
+	}
+	served := func(what string, line map[string]any, model, requested string) {
+		t.Helper()
+		var want any = requested
+		if requested == "" {
+			want = nil
+		}
+		if line["status"] != 200.0 || line["model"] != model || line["model_requested"] != want {
+			t.Fatalf("%s: status %v model %v model_requested %v, want 200 %s %v", what, line["status"], line["model"], line["model_requested"], model, requested)
+		}
+	}
+	fallbacks := func(from, to, reason string) float64 {
+		v, _ := g.metric("sluice_model_fallbacks_total", map[string]string{"from": from, "to": to, "reason": reason})
+		return v
+	}
+
+	// Served by the model asked for: no fallback, model_requested null.
+	_, _, line := ask(keyAll, "primary", "short", nil)
+	served("a request primary serves", line, "primary", "")
+
+	// Every attempt 503: m serves, and is sent a body that names it.
+	primary.SetFailStatus(http.StatusServiceUnavailable)
+	before := len(good.Received())
+	_, _, line = ask(keyAll, "primary", "while primary fails", nil)
+	served("primary answering 503", line, "m", "primary")
+	if got := good.Received()[before:]; len(got) != 1 || got[0].Model != "m" {
+		t.Fatalf("the fallback's backend got %+v, want one request for model m", got)
+	}
+	// The key may not use m: primary's own refusal, in OpenAI's shape.
+	res, body, _ := ask(keyLimited, "primary", "narrow key", nil)
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal(body, &e)
+	if res.StatusCode != http.StatusServiceUnavailable || e.Error.Code != "upstream_error" {
+		t.Fatalf("a key that may not use the fallback: %d %s", res.StatusCode, body)
+	}
+	primary.SetFailStatus(0)
+
+	// Longer than primary's context: the context chain, to long, under its
+	// upstream_model.
+	before = len(good.Received())
+	_, _, line = ask(keyAll, "primary", strings.Repeat("a long prompt ", 200), nil)
+	served("a prompt over primary's context", line, "long", "primary")
+	if got := good.Received()[before:]; len(got) != 1 || got[0].Model != "long-context-model" {
+		t.Fatalf("the context fallback's backend got %+v", got)
+	}
+
+	// primary's one slot held, no queue: m serves the next.
+	const hold = "fallback-hold"
+	held, err := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("primary", true, "hold")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Header.Set("Authorization", "Bearer "+keyAll)
+	held.Header.Set("X-Fake-Hold", hold)
+	hres, err := freshClient().Do(held)
+	if err != nil || hres.StatusCode != 200 {
+		t.Fatalf("the stream that holds primary's slot: %v %v", err, hres)
+	}
+	_, _, line = ask(keyAll, "primary", "while the slot is held", nil)
+	served("primary's queue full", line, "m", "primary")
+	primary.Release(hold)
+	hres.Body.Close()
+
+	// No backend of dead in rotation.
+	_, _, line = ask(keyAll, "dead", "to a dead model", nil)
+	served("no backend of dead in rotation", line, "m", "dead")
+
+	for _, c := range []struct{ from, to, reason string }{
+		{"primary", "m", "upstream_status"}, {"primary", "long", "context_length"},
+		{"primary", "m", "queue_full"}, {"dead", "m", "unavailable"},
+	} {
+		await(t, "sluice_model_fallbacks_total "+c.reason, func() bool { return fallbacks(c.from, c.to, c.reason) >= 1 })
+	}
+}
