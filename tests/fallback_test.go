@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,14 +15,27 @@ import (
 
 // Model fallbacks, each trigger with the real binary: every attempt
 // answered 503, a 400 for a prompt longer than the model's context (the
-// context chain), the model's queue full, and no backend in rotation. The
+// context chain), the model's queue full or timed out, no answer on any
+// attempt, and no backend in rotation. The
 // fallback serves; the usage line says which model served and which was
 // asked for; the metric counts each by reason; the body upstream names the
-// fallback. A key that may not use the fallback gets the requested model's
-// own refusal, and a request the model can serve goes nowhere else.
+// fallback. A key that may not use the fallback, or whose tokens per
+// minute the fallback's reservation passes, gets the requested model's own
+// refusal; a request the model can serve goes nowhere else.
 func TestModelFallbacks(t *testing.T) {
+	const keyTPM = "sk-test-tpm"
 	primary := startBackend(t, fakevllm.Options{Tokens: 2, MaxModelLen: 300})
 	good := startBackend(t, fakevllm.Options{Tokens: 2})
+	// A backend that passes its health check and drops every request.
+	dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(dropper.Close)
 	usage := filepath.Join(t.TempDir(), "usage.log")
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
 admin: 127.0.0.1:0
@@ -34,15 +48,32 @@ keys:
   - name: narrow
     sha256: %s
     models: [primary, dead]
+  - name: tpm
+    sha256: %s
+    models: ["*"]
+    tokens_per_minute: 500
 models:
   - name: primary
     fallbacks: [m]
     context_fallbacks: [long]
     retries: 0
+    default_max_tokens: 10
     queue: {max: 0}
     backends:
       - url: %s
         slots: 1
+  - name: slow
+    fallbacks: [m]
+    queue: {max: 4, timeout: 300ms}
+    backends:
+      - url: %s
+        slots: 1
+  - name: gone
+    fallbacks: [m]
+    retries: 0
+    backends:
+      - url: %s
+        slots: 4
   - name: dead
     fallbacks: [m]
     backends:
@@ -57,7 +88,7 @@ models:
     backends:
       - url: %s
         slots: 64
-`, usage, sha(keyAll), sha(keyLimited), primary.URL(), good.URL(), good.URL())
+`, usage, sha(keyAll), sha(keyLimited), sha(keyTPM), primary.URL(), good.URL(), dropper.URL, good.URL(), good.URL())
 	g := startGateway(t, cfg)
 	g.UsageLog = usage
 
@@ -100,7 +131,16 @@ models:
 	if res.StatusCode != http.StatusServiceUnavailable || e.Error.Code != "upstream_error" {
 		t.Fatalf("a key that may not use the fallback: %d %s", res.StatusCode, body)
 	}
+	// Its tokens per minute are checked again for m, at m's reservation
+	// (default_max_tokens 1024, over the key's 500): refused there, so
+	// primary's refusal.
+	if res, body, _ := ask(keyTPM, "primary", "tpm key", nil); res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a key whose tokens per minute the fallback passes: %d %s", res.StatusCode, body)
+	}
 	primary.SetFailStatus(0)
+	if res, body, _ := ask(keyTPM, "primary", "tpm key, primary serving", nil); res.StatusCode != 200 {
+		t.Fatalf("the tpm key on primary itself: %d %s", res.StatusCode, body)
+	}
 
 	// Longer than primary's context: the context chain, to long, under its
 	// upstream_model.
@@ -128,6 +168,24 @@ models:
 	primary.Release(hold)
 	hres.Body.Close()
 
+	// slow's one slot held: the next waits queue.timeout, then m serves.
+	const holdSlow = "fallback-hold-slow"
+	slowReq, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("slow", true, "hold")))
+	slowReq.Header.Set("Authorization", "Bearer "+keyAll)
+	slowReq.Header.Set("X-Fake-Hold", holdSlow)
+	sres, err := freshClient().Do(slowReq)
+	if err != nil || sres.StatusCode != 200 {
+		t.Fatalf("the stream that holds slow's slot: %v %v", err, sres)
+	}
+	_, _, line = ask(keyAll, "slow", "while slow's slot is held", nil)
+	served("slow's queue timing out", line, "m", "slow")
+	good.Release(holdSlow)
+	sres.Body.Close()
+
+	// Every attempt on gone without an answer.
+	_, _, line = ask(keyAll, "gone", "to a backend that drops it", nil)
+	served("no answer from gone", line, "m", "gone")
+
 	// No backend of dead in rotation.
 	_, _, line = ask(keyAll, "dead", "to a dead model", nil)
 	served("no backend of dead in rotation", line, "m", "dead")
@@ -135,6 +193,7 @@ models:
 	for _, c := range []struct{ from, to, reason string }{
 		{"primary", "m", "upstream_status"}, {"primary", "long", "context_length"},
 		{"primary", "m", "queue_full"}, {"dead", "m", "unavailable"},
+		{"slow", "m", "queue_timeout"}, {"gone", "m", "unreachable"},
 	} {
 		await(t, "sluice_model_fallbacks_total "+c.reason, func() bool { return fallbacks(c.from, c.to, c.reason) >= 1 })
 	}
