@@ -11,12 +11,19 @@ import (
 	"github.com/sluice-gw/sluice/shm"
 )
 
-// ConfigNames lists the cells of the configuration's keys, models,
-// backends and backends' provider keys (not the fixed stats cells).
+// ConfigNames lists the cells of the configuration's keys (their quotas'
+// and budgets' too), models, backends and backends' provider keys (not the
+// fixed stats cells).
 func ConfigNames(c *config.Config) []string {
 	var names []string
 	for _, k := range c.Keys {
 		names = append(names, shm.KeyCell(k.Name))
+		if k.HasQuotas() {
+			names = append(names, shm.QuotaCell(k.Name))
+		}
+		if k.Budget != nil {
+			names = append(names, shm.BudgetCell(k.Name))
+		}
 	}
 	for _, m := range c.Models {
 		names = append(names, shm.QueueCell(m.Name))

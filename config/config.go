@@ -166,6 +166,9 @@ type Config struct {
 	// Tracing sends OpenTelemetry spans of requests to an OTLP endpoint
 	// (off without an endpoint).
 	Tracing Tracing `yaml:"tracing"`
+	// QuotaTimezone is the zone of the calendar periods of keys' quotas
+	// and budgets (an IANA name; default UTC).
+	QuotaTimezone string `yaml:"quota_timezone"`
 	// Keys are the API keys clients may use.
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
@@ -221,7 +224,37 @@ type Key struct {
 	// MaxKeyPriority: a waiting request of a higher tier always takes the
 	// next free slot before any of a lower one.
 	Priority int `yaml:"priority"`
+	// Quotas are the key's token quotas over calendar periods (0 or
+	// absent: none), in quota_timezone, exact across workers: a request
+	// reserves what its token limit reserves (max_tokens, or its model's
+	// default, and the prompt's estimate) and settles on its usage.
+	Quotas Quotas `yaml:"quotas"`
+	// Budget is the key's spend over a period, in USD at its models'
+	// prices (an unpriced model costs nothing); nil: none.
+	Budget *Budget `yaml:"budget"`
 }
+
+// Quotas are tokens per day, ISO week (from Monday) and month.
+type Quotas struct {
+	Day   int64 `yaml:"day"`
+	Week  int64 `yaml:"week"`
+	Month int64 `yaml:"month"`
+}
+
+// Budget is at most USD of spend per Per ("day", "week" or "month").
+type Budget struct {
+	USD float64 `yaml:"usd"`
+	Per string  `yaml:"per"`
+}
+
+// HasQuotas reports whether k has a token quota over any period.
+func (k Key) HasQuotas() bool { return k.Quotas.Day > 0 || k.Quotas.Week > 0 || k.Quotas.Month > 0 }
+
+// MaxBudgetUSD bounds a budget: its pico-USD fit an int64 with room.
+const MaxBudgetUSD = 1_000_000
+
+// BudgetPico is b's USD in pico-USD.
+func (b *Budget) BudgetPico() int64 { return int64(math.Round(b.USD * 1e12)) }
 
 // CertFingerprint decodes a client_cert_sha256: 64 hex digits, in
 // either case, with or without a colon between each two, and with or
@@ -259,6 +292,14 @@ type Price struct {
 	// CachedInputPerMTok is the price of cached prompt tokens; nil: the
 	// input price (a backend whose cache hits cost the same).
 	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok"`
+}
+
+// QuotaLocation is quota_timezone's zone (validated: UTC if it fails).
+func (c *Config) QuotaLocation() *time.Location {
+	if loc, err := time.LoadLocation(cmp.Or(c.QuotaTimezone, "UTC")); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // MaxPricePerMTok bounds a price: far over any model's, and a request's
@@ -741,11 +782,20 @@ func (c *Config) AdminToken() string {
 }
 
 // CellsNeeded is how many shared-memory cells the configuration takes: one
-// per key, one per model (its queue), one per backend of each model and
+// per key (and one for its quotas, one for its budget, when it has them),
+// one per model (its queue), one per backend of each model and
 // one per api_keys_env entry of each backend, and six for the gateway's own
 // gauges.
 func (c *Config) CellsNeeded() int {
 	n := 6 + len(c.Keys) + len(c.Models)
+	for _, k := range c.Keys {
+		if k.HasQuotas() {
+			n++
+		}
+		if k.Budget != nil {
+			n++
+		}
+	}
 	for _, m := range c.Models {
 		for _, b := range m.Backends {
 			n += 1 + len(b.APIKeysEnv)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -379,9 +380,30 @@ func (c *Config) validate() Problems {
 		if k.Priority < 0 || k.Priority > MaxKeyPriority {
 			add(p+".priority", "must be 0 (default) to %d, got %d", MaxKeyPriority, k.Priority)
 		}
+		for _, q := range []struct {
+			field string
+			v     int64
+		}{{"day", k.Quotas.Day}, {"week", k.Quotas.Week}, {"month", k.Quotas.Month}} {
+			if q.v < 0 {
+				add(p+".quotas."+q.field, "must be 0 (no quota) or more tokens, got %d", q.v)
+			}
+		}
+		if b := k.Budget; b != nil {
+			if !(b.USD > 0 && b.USD <= MaxBudgetUSD) {
+				add(p+".budget.usd", "must be over 0 and at most %d, got %v", MaxBudgetUSD, b.USD)
+			}
+			switch b.Per {
+			case "day", "week", "month":
+			default:
+				add(p+".budget.per", "must be day, week or month, got %q", b.Per)
+			}
+		}
 		if len(k.CacheGroup) > MaxCacheGroup {
 			add(p+".cache_group", "must be at most %d bytes, got %d", MaxCacheGroup, len(k.CacheGroup))
 		}
+	}
+	if _, err := time.LoadLocation(cmp.Or(c.QuotaTimezone, "UTC")); err != nil {
+		add("quota_timezone", "is not a time zone this machine knows (an IANA name such as Europe/Paris): %v", err)
 	}
 	if tr := c.Tracing; tr.Endpoint != "" || tr.Protocol != "" || tr.SampleRatio != nil {
 		if u, err := url.Parse(tr.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/usage"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -68,6 +69,7 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 		certKeys: map[[sha256.Size]byte]*keyRoute{},
 		models:   make(map[string]*modelRoute, len(c.Models)),
 	}
+	t.calendar = quota.NewCalendar(c.QuotaLocation())
 	for _, k := range c.Keys {
 		kr := compileKey(k, cell)
 		if k.SHA256 != "" {
@@ -109,6 +111,22 @@ func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
 		limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
 	kr.fair = queue.Key{Name: k.Name, Cell: kr.cell, Weight: k.Weight, Priority: k.Priority}
 	kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
+	if k.HasQuotas() {
+		kr.quotas.tokens = cell(shm.QuotaCell(k.Name))
+		for _, q := range []struct {
+			p quota.Period
+			v int64
+		}{{quota.Day, k.Quotas.Day}, {quota.Week, k.Quotas.Week}, {quota.Month, k.Quotas.Month}} {
+			if q.v > 0 {
+				kr.quotas.tokenLimits = append(kr.quotas.tokenLimits, quota.Limit{P: q.p, Max: q.v})
+			}
+		}
+	}
+	if b := k.Budget; b != nil {
+		per, _ := quota.ParsePeriod(b.Per) // validated
+		kr.quotas.spend = cell(shm.BudgetCell(k.Name))
+		kr.quotas.spendLimit = []quota.Limit{{P: per, Max: b.BudgetPico()}}
+	}
 	if kr.fair.Weight == 0 {
 		kr.fair.Weight = config.DefaultKeyWeight
 	}

@@ -32,6 +32,7 @@ type exchange struct {
 	up     upstreamState
 	timers deadlines
 	fb     fallbackState    // its way down the model's fallback chains (fallback.go)
+	quota  quotaHold        // what it reserved on its key's quotas and budget (quotas.go)
 	trace  *tracing.Request // its span; nil: tracing off
 }
 
@@ -163,6 +164,9 @@ func (g *Gateway) end(x *exchange) {
 	}
 	if x.req.adm != nil {
 		x.req.adm.Release(x.rec.Usage.Total, x.rec.Usage.Found)
+	}
+	if x.req.key != nil {
+		g.releaseQuotas(x, true)
 	}
 	if x.fair.charged > 0 && x.rec.Usage.Found {
 		x.req.key.fair.Settle(x.fair.chargedPrompt, x.fair.charged, x.rec.Usage.Total)

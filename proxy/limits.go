@@ -92,14 +92,14 @@ func (g *Gateway) admitKey(c *app.RequestContext, key *keyRoute) (*admission.Adm
 }
 
 // admitTokens applies tokens_per_minute once the body says what the
-// request may use (tokenReservation, with prompt its promptEstimate),
-// reserved until the answer reports the real count. A request refused
+// request may use (want: tokenReservation, with prompt its
+// promptEstimate), reserved until the answer reports the real count. A request refused
 // here is given back to the requests limit; its concurrency place goes
 // back when it ends. An API that generates nothing (generates false:
 // rerank, score, tokenize, pooling… — no output limit in its request)
 // reserves its prompt alone.
-func (g *Gateway) admitTokens(c *app.RequestContext, a *admission.Admission, m *modelRoute, scan *reqscan.Request, prompt int64, generates bool) *apiError {
-	no := a.ReserveTokens(&c.Response.Header, tokenReservation(m, scan, prompt, generates), g.region)
+func (g *Gateway) admitTokens(c *app.RequestContext, a *admission.Admission, want, prompt int64, m *modelRoute, scan *reqscan.Request) *apiError {
+	no := a.ReserveTokens(&c.Response.Header, want, g.region)
 	switch {
 	case no == nil:
 		return nil

@@ -43,7 +43,8 @@ func (g *Gateway) admit(c *app.RequestContext, key *keyRoute, m *modelRoute, sca
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admitTokens(c, a, m, scan, (&exchange{req: admitted{scan: *scan}}).promptTokens(), true); err != nil {
+	prompt := (&exchange{req: admitted{scan: *scan}}).promptTokens()
+	if err := g.admitTokens(c, a, tokenReservation(m, scan, prompt, true), prompt, m, scan); err != nil {
 		a.Release(0, false)
 		return nil, err
 	}

@@ -250,10 +250,17 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 	}
 	if x.fb.to != nil {
 		// A fallback reserves at its own reservation (its max_context,
-		// default_max_tokens): the model it replaces gives its back.
+		// default_max_tokens) and prices: the model it replaces gives its
+		// back.
 		x.req.adm.ReturnTokens()
+		g.releaseQuotas(x, false)
 	}
-	return g.admitTokens(c, x.req.adm, x.req.model, &x.req.scan, x.promptTokens(), x.api.generates())
+	prompt := x.promptTokens()
+	want := tokenReservation(x.req.model, &x.req.scan, prompt, x.api.generates())
+	if e := g.admitTokens(c, x.req.adm, want, prompt, x.req.model, &x.req.scan); e != nil {
+		return e
+	}
+	return g.admitQuotas(c, x, want, prompt)
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between

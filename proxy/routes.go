@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/proxy/provkeys"
 	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/usage"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -22,6 +23,9 @@ type routeTable struct {
 	gen       int64        // the configuration generation it was compiled from
 	refs      atomic.Int64 // requests running on it
 	retiredAt time.Time    // when a reload replaced it
+
+	// calendar is quota_timezone's, for the keys' quotas and budgets.
+	calendar quota.Calendar
 
 	keys map[[sha256.Size]byte]*keyRoute
 	// certKeys are the keys by client certificate (client_cert_sha256).
@@ -41,6 +45,7 @@ type keyRoute struct {
 	limits    admission.Limits // as configured (each gateway enforces its fleetShare)
 	fair      queue.Key        // its place in the queues: weight, priority, served counter
 	cacheSalt string           // its cache group's cache_salt (groupSalt)
+	quotas    keyQuotas        // its quotas and budget (quotas.go)
 }
 
 // modelRoute is one entry of models[].

@@ -11,6 +11,15 @@ import "strings"
 // KeyCell is the cell of a client key: its limiters and its requests in flight.
 func KeyCell(key string) string { return "key/" + key }
 
+// QuotaCell is the cell of a key's token quotas (package quota): tokens
+// settled, each period's base, and the tokens its requests in flight
+// reserved, a column per worker.
+func QuotaCell(key string) string { return "quota/" + key }
+
+// BudgetCell is the cell of a key's spend budget (package quota), in
+// pico-USD, laid out as a QuotaCell.
+func BudgetCell(key string) string { return "budget/" + key }
+
 // QueueCell is the cell of a model's queue: its depth and tickets.
 func QueueCell(model string) string { return "queue/" + model }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/supervisor/adminguard"
 )
@@ -180,11 +181,54 @@ func writeKeyMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 	for _, k := range keys {
 		t.Float(float64(atomic.LoadInt64(k.cell.Scalar(shm.KeyQueueWaitScalar)))/1e9, k.name)
 	}
+	writeQuotaMetrics(t, cfg, r)
 	t.Family("sluice_key_served_tokens",
 		"A key's fair-queue finish tag, in tokens over its weight: the virtual time at which its last request, served or waiting, ends. Requests go in the order of their start tags; an idle key starts at the model's virtual time.",
 		"gauge", "key")
 	for _, k := range keys {
 		t.Int(atomic.LoadInt64(k.cell.Scalar(shm.KeyServedScalar))/shm.ServedUnitsPerToken, k.name)
+	}
+}
+
+// writeQuotaMetrics writes each key's use of its quotas and budget in the
+// periods running now (package quota; a period that ended rolls over here
+// as it would at a request).
+func writeQuotaMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
+	cal := quota.NewCalendar(cfg.QuotaLocation())
+	now := cal.Now()
+	type row struct {
+		key, period string
+		v           int64
+	}
+	var tokens, spend []row
+	for _, k := range cfg.Keys {
+		if c := r.Lookup(shm.QuotaCell(k.Name)); c != nil {
+			for _, q := range []struct {
+				p quota.Period
+				v int64
+			}{{quota.Day, k.Quotas.Day}, {quota.Week, k.Quotas.Week}, {quota.Month, k.Quotas.Month}} {
+				if q.v > 0 {
+					tokens = append(tokens, row{k.Name, q.p.String(), quota.Used(c, q.p, cal.ID(q.p, now))})
+				}
+			}
+		}
+		if c := r.Lookup(shm.BudgetCell(k.Name)); c != nil && k.Budget != nil {
+			if p, ok := quota.ParsePeriod(k.Budget.Per); ok {
+				spend = append(spend, row{k.Name, p.String(), quota.Used(c, p, cal.ID(p, now))})
+			}
+		}
+	}
+	if len(tokens) > 0 {
+		t.Family("sluice_key_quota_used_tokens", "Tokens a key with quotas used in the period running now (settled; in quota_timezone), all workers together.", "gauge", "key", "period")
+		for _, r := range tokens {
+			t.Int(r.v, r.key, r.period)
+		}
+	}
+	if len(spend) > 0 {
+		t.Family("sluice_key_spend_usd", "USD a key with a budget spent in the period running now (settled, at its models' prices), all workers together.", "gauge", "key", "period")
+		for _, r := range spend {
+			t.Float(float64(r.v)/1e12, r.key, r.period)
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	_ "time/tzdata" // quota_timezone on a machine without a zone database (a container)
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"

@@ -197,6 +197,17 @@ func (a *Admission) ReturnTokens() {
 	a.tokens = 0
 }
 
+// Refused gives back what a request refused by a later limit (a quota,
+// a budget) took of the key's tokens and requests per minute, so that it
+// counts against neither; its concurrency place goes back with Release.
+func (a *Admission) Refused() {
+	if a == nil {
+		return
+	}
+	a.ReturnTokens()
+	a.giveBackRequest()
+}
+
 // KeyName is the name of the key admitted.
 func (a *Admission) KeyName() string { return a.name }
 

@@ -1,0 +1,140 @@
+package quota
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// Periods in a zone: a day from local midnight, an ISO week from Monday,
+// a month from its first; ids change exactly at those instants.
+func TestCalendar(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := Calendar{Loc: ny}
+	// Sunday 2026-11-29 23:59:59 in New York: the next second begins a
+	// new day and a new week (a Monday), in the same month.
+	sun := time.Date(2026, 11, 29, 23, 59, 59, 0, ny)
+	mon := sun.Add(time.Second)
+	if cal.ID(Day, mon) != cal.ID(Day, sun)+1 || cal.ID(Week, mon) != cal.ID(Week, sun)+1 || cal.ID(Month, mon) != cal.ID(Month, sun) {
+		t.Errorf("Sunday to Monday: day %d→%d week %d→%d month %d→%d", cal.ID(Day, sun), cal.ID(Day, mon),
+			cal.ID(Week, sun), cal.ID(Week, mon), cal.ID(Month, sun), cal.ID(Month, mon))
+	}
+	if end := cal.End(Week, sun); !end.Equal(mon) {
+		t.Errorf("the week of %v ends %v, want %v", sun, end, mon)
+	}
+	if end := cal.End(Month, sun); !end.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, ny)) {
+		t.Errorf("November ends %v", end)
+	}
+	if end := cal.End(Day, mon); !end.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, ny)) {
+		t.Errorf("Monday ends %v", end)
+	}
+	// The same instant is another day in UTC (04:59:59Z Monday).
+	if (Calendar{Loc: time.UTC}).ID(Day, sun) != cal.ID(Day, mon) {
+		t.Error("the zone does not move the day")
+	}
+	// Every day of two years: ids consecutive, End the next id's start.
+	for d := time.Date(2026, 1, 1, 12, 0, 0, 0, ny); d.Year() < 2028; d = d.AddDate(0, 0, 1) {
+		for p := Day; p < NumPeriods; p++ {
+			end := cal.End(p, d)
+			if cal.ID(p, end) != cal.ID(p, d)+1 || cal.ID(p, end.Add(-time.Nanosecond)) != cal.ID(p, d) {
+				t.Fatalf("%v %s: id %d, end %v has id %d", d, p, cal.ID(p, d), end, cal.ID(p, end))
+			}
+		}
+	}
+}
+
+func testCell(t *testing.T, cols int) *shm.Cell {
+	t.Helper()
+	r, err := shm.Create(8, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	c, err := r.Alloc("quota/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Reservations count until settled; what is settled counts in its
+// period; a period rolls over at its end, a new one starting empty.
+func TestReserveSettleRollover(t *testing.T) {
+	c := testCell(t, 2)
+	cal := Calendar{Loc: time.UTC}
+	limits := []Limit{{Day, 100}, {Month, 150}}
+	if no := Reserve(c, 0, 60, limits, cal); no != nil {
+		t.Fatal(no)
+	}
+	if no := Reserve(c, 1, 50, limits, cal); no == nil || no.Limit.P != Day || no.Used != 60 {
+		t.Fatalf("60 reserved, 50 more of 100: %+v", no)
+	}
+	Settle(c, 0, 60, 20) // used 20 of its 60
+	if no := Reserve(c, 1, 50, limits, cal); no != nil {
+		t.Fatalf("20 used, 50 of 100: %v", no)
+	}
+	Settle(c, 1, 50, 70) // used more than it reserved
+	if got := Used(c, Day, cal.ID(Day, cal.Now())); got != 90 {
+		t.Fatalf("used today %d, want 90", got)
+	}
+	// Tomorrow: the day is new, the month is not.
+	tomorrow := Calendar{Loc: time.UTC, Shift: cal.End(Day, cal.Now()).Sub(time.Now()) + time.Second}
+	if cal.ID(Month, cal.Now()) != tomorrow.ID(Month, tomorrow.Now()) {
+		t.Skip("the test runs on a month's last day: the month would roll over too")
+	}
+	if no := Reserve(c, 0, 61, limits, tomorrow); no == nil || no.Limit.P != Month || no.Used != 90 {
+		t.Fatalf("a new day, 90 of the month's 150 used, 61 more: %+v", no)
+	}
+	if no := Reserve(c, 0, 60, limits, tomorrow); no != nil {
+		t.Fatalf("a new day, 60 more: %v", no)
+	}
+	if got := Used(c, Day, tomorrow.ID(Day, tomorrow.Now())); got != 0 {
+		t.Fatalf("the new day used %d", got)
+	}
+}
+
+// Workers racing for a quota never take more than it together.
+func TestReserveRace(t *testing.T) {
+	const workers, each, quota = 4, 1000, 500
+	c := testCell(t, workers)
+	cal := Calendar{Loc: time.UTC}
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if Reserve(c, w, 1, []Limit{{Day, quota}}, cal) == nil {
+					admitted.Add(1)
+					Settle(c, w, 1, 1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := admitted.Load(); n != quota {
+		t.Fatalf("admitted %d of a quota of %d", n, quota)
+	}
+}
+
+// A worker that died rolling a period over is relieved.
+func TestRolloverTakeover(t *testing.T) {
+	c := testCell(t, 1)
+	cal := Calendar{Loc: time.UTC}
+	id := cal.ID(Day, cal.Now())
+	atomic.StoreInt64(c.Scalar(sTotal), 40)
+	atomic.StoreInt64(c.Scalar(idScalar(Day)), -id) // died mid-roll
+	if got := Used(c, Day, id); got != 0 {
+		t.Fatalf("after the takeover, used %d", got)
+	}
+	if atomic.LoadInt64(c.Scalar(idScalar(Day))) != id {
+		t.Fatal("the id was not restored")
+	}
+}

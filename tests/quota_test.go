@@ -1,0 +1,169 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// quotaConfig is a gateway of two workers whose key "all" has a daily
+// token quota and whose key "limited" has a daily budget, model m priced.
+func quotaConfig(be *fakevllm.Server, usage string, quota int, budget string) string {
+	cfg := baseConfig(be.URL(), usage, "")
+	cfg = strings.Replace(cfg, "    models: [\"*\"]\n", fmt.Sprintf("    models: [\"*\"]\n    quotas: {day: %d}\n", quota), 1)
+	cfg = strings.Replace(cfg, "    models: [\"m\"]\n", "    models: [\"m\"]\n    budget: {usd: "+budget+", per: day}\n", 1)
+	return strings.Replace(cfg, "  - name: m\n    backends:\n",
+		"  - name: m\n    price: {input_per_mtok: 1000, output_per_mtok: 3000}\n    backends:\n", 1)
+}
+
+// A key's daily quota and another's daily budget, under 40 requests at
+// once over two workers: both refuse once spent (429 quota_exceeded,
+// budget_exceeded, with Retry-After at the day's end); what the metrics
+// say was spent is exactly the sum of the usage lines of what was served;
+// and that passes the quota or budget only by what requests used beyond
+// what they reserved. A reload that raises the quota keeps what was spent.
+func TestQuotaAndBudgetExactAcrossWorkers(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	const quota = 1000
+	cfg := quotaConfig(be, usage, quota, "0.5")
+	g := startGateway(t, cfg)
+	g.UsageLog = usage
+
+	burst := func(key string) (ids []string, refused map[string]int) {
+		t.Helper()
+		var mu sync.Mutex
+		refused = map[string]int{}
+		var wg sync.WaitGroup
+		for i := range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": 5,
+					"messages": []map[string]string{{"role": "user", "content": fmt.Sprintf("request %d %s", i, strings.Repeat("x", 100))}}})
+				res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", key, body, nil)
+				mu.Lock()
+				defer mu.Unlock()
+				switch res.StatusCode {
+				case 200:
+					ids = append(ids, res.Header.Get("X-Request-Id"))
+				case 429:
+					var e struct{ Error struct{ Code string } }
+					json.Unmarshal(out, &e)
+					refused[e.Error.Code]++
+					if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 86400 {
+						t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
+					}
+				default:
+					t.Errorf("status %d: %s", res.StatusCode, out)
+				}
+			}()
+		}
+		wg.Wait()
+		return ids, refused
+	}
+
+	// Tokens.
+	ids, refused := burst(keyAll)
+	if len(ids) == 0 || refused["quota_exceeded"] == 0 {
+		t.Fatalf("served %d, refused %v: want some of each", len(ids), refused)
+	}
+	usageOf(t, g, ids...)
+	lines := exactUsageLines(t, g)
+	var sum, overshoot int64
+	for _, id := range ids {
+		l := lines[id]
+		total, _ := l["total_tokens"].(json.Number).Int64()
+		bytes, _ := l["prompt_bytes"].(json.Number).Int64()
+		sum += total
+		overshoot += max(0, total-(bytes/4+5)) // the reservation: the prompt's estimate and max_tokens
+	}
+	if sum > quota+overshoot {
+		t.Errorf("served %d tokens of a quota of %d (%d beyond reservations)", sum, quota, overshoot)
+	}
+	used := func() float64 {
+		v, _ := g.metric("sluice_key_quota_used_tokens", map[string]string{"key": "all", "period": "day"})
+		return v
+	}
+	if got := used(); got != float64(sum) {
+		t.Errorf("sluice_key_quota_used_tokens %v, the usage lines %d", got, sum)
+	}
+
+	// Spend.
+	ids, refused = burst(keyLimited)
+	if len(ids) == 0 || refused["budget_exceeded"] == 0 {
+		t.Fatalf("budget: served %d, refused %v: want some of each", len(ids), refused)
+	}
+	usageOf(t, g, ids...)
+	lines = exactUsageLines(t, g)
+	spent := new(big.Rat)
+	for _, id := range ids {
+		c, ok := new(big.Rat).SetString(string(lines[id]["cost_usd"].(json.Number)))
+		if !ok {
+			t.Fatalf("cost_usd %v", lines[id]["cost_usd"])
+		}
+		spent.Add(spent, c)
+	}
+	metric, _ := g.metric("sluice_key_spend_usd", map[string]string{"key": "limited", "period": "day"})
+	if f, _ := spent.Float64(); f != metric {
+		t.Errorf("sluice_key_spend_usd %v, the usage lines %s", metric, spent.FloatString(12))
+	}
+
+	// A reload that doubles the quota keeps the day's use.
+	g.reloadWith(strings.Replace(cfg, fmt.Sprintf("quotas: {day: %d}", quota), fmt.Sprintf("quotas: {day: %d}", 2*quota+sum), 1))
+	await(t, "the reload applied by every worker", func() bool { return g.findLog("configuration reloaded", 0) != nil })
+	if got := used(); got != float64(sum) {
+		t.Errorf("after the reload, sluice_key_quota_used_tokens %v, want %d", got, sum)
+	}
+	if res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, "after the reload"), nil); res.StatusCode != 200 {
+		t.Errorf("after a reload that raised the quota: %d %s", res.StatusCode, out)
+	}
+}
+
+// A day's quota spent is refused until midnight (in quota_timezone),
+// and served again once the day rolls over, on a calendar moved to just
+// before midnight (SLUICE_TEST_QUOTA_SHIFT).
+func TestQuotaRollsOverAtMidnight(t *testing.T) {
+	now := time.Now().UTC()
+	midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	const margin = 10 * time.Second
+	t.Setenv("SLUICE_TEST_QUOTA_SHIFT", (midnight.Add(-margin).Sub(now)).String())
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, quotaConfig(be, usage, 60, "1"))
+	g.UsageLog = usage
+	send := func() (*http.Response, []byte) {
+		return post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a prompt of some forty bytes, or so."}]}`), nil)
+	}
+	served := 0
+	for served < 10 {
+		res, out := send()
+		if res.StatusCode == 429 {
+			ra, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+			if !strings.Contains(string(out), "quota_exceeded") || ra < 1 || time.Duration(ra)*time.Second > margin+time.Second {
+				t.Fatalf("refused: Retry-After %q, %s", res.Header.Get("Retry-After"), out)
+			}
+			break
+		}
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d %s", res.StatusCode, out)
+		}
+		served++
+	}
+	if served == 0 || served == 10 {
+		t.Fatalf("served %d before the quota refused one", served)
+	}
+	await(t, "the next day's quota", func() bool {
+		res, _ := send()
+		return res.StatusCode == 200
+	})
+}
