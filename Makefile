@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -tags $(TAGS) ./proxy/upstream -run '^$$' -fuzz '^FuzzPlainResponse$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzLastIndexUsage$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./config -run '^$$' -fuzz '^FuzzCertFingerprint$$' -fuzztime $(FUZZTIME)
+	$(GO) test -tags $(TAGS) ./quota -run '^$$' -fuzz '^FuzzStateRead$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/sse -run '^$$' -fuzz '^FuzzFirstFinishReason$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/affinity -run '^$$' -fuzz '^FuzzAppendBlocks$$' -fuzztime $(FUZZTIME)
 	$(GO) test -tags $(TAGS) ./proxy/admission -run '^$$' -fuzz '^FuzzAppendWait$$' -fuzztime $(FUZZTIME)

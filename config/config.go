@@ -152,6 +152,11 @@ type Config struct {
 	// PidFile is where the supervisor writes its pid (for `sluice reload`
 	// and `sluice upgrade`); empty: none.
 	PidFile string `yaml:"pid_file"`
+	// StateDir is where state that must outlive the service is kept: the
+	// keys' quotas and budgets (quota.state, written every second and at
+	// a stop). Empty (default): none, and a restart forgets what keys
+	// spent. Created (0700) if missing; a change takes a restart.
+	StateDir string `yaml:"state_dir"`
 	// ShmCells is the capacity of the shared-memory region in named cells:
 	// one per key, per model (its queue), per backend of a model and per
 	// provider key of a backend (api_keys_env).
@@ -752,6 +757,7 @@ func RestartChanges(old, new *Config) []string {
 	diff(&out, "admin_max_conns", old.AdminMaxConns, new.AdminMaxConns)
 	diff(&out, "admin_hosts", fmt.Sprint(old.AdminHosts), fmt.Sprint(new.AdminHosts))
 	diff(&out, "pid_file", old.PidFile, new.PidFile)
+	diff(&out, "state_dir", old.StateDir, new.StateDir)
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
 	diff(&out, "prefix_index.entries", old.PrefixEntries(), new.PrefixEntries())
 	return out

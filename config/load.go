@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -401,6 +402,9 @@ func (c *Config) validate() Problems {
 		if len(k.CacheGroup) > MaxCacheGroup {
 			add(p+".cache_group", "must be at most %d bytes, got %d", MaxCacheGroup, len(k.CacheGroup))
 		}
+	}
+	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
+		add("state_dir", "must be an absolute path (e.g. /var/lib/sluice), got %q", c.StateDir)
 	}
 	if _, err := time.LoadLocation(cmp.Or(c.QuotaTimezone, "UTC")); err != nil {
 		add("quota_timezone", "is not a time zone this machine knows (an IANA name such as Europe/Paris): %v", err)

@@ -109,6 +109,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	s.cfgMu.Lock()
 	applied := s.disc
 	eff := static.WithDiscovered(applied)
+	fresh := quotaCells(s.region, eff) // a key added back finds what it spent (quotastate.go)
 	err := cells.Alloc(s.region, eff)
 	var deferred error
 	if errors.Is(err, shm.ErrFull) {
@@ -124,6 +125,7 @@ func (s *supervisor) install(static *config.Config, data []byte) error {
 	}
 	s.setDiscoveryErrLocked(deferred)
 	old := s.cfg
+	s.quota.restoreNew(s.region, fresh)
 	s.static, s.cfg, s.cfgData, s.applied = static, eff, data, applied
 	s.gen++
 	gen := s.gen

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/supervisor/adminguard"
 )
@@ -116,6 +117,7 @@ type supervisor struct {
 	fds        *fdReserve                       // descriptors kept for a worker's start
 	adminConns atomic.Pointer[adminguard.Conns] // the admin listener's cap, for /metrics
 	adminTLS   atomic.Pointer[tls.Config]       // the admin listener's TLS settings (admin_tls), swapped by a reload
+	quota      *quotaState                      // the keys' quotas and budgets in state_dir (quotastate.go)
 }
 
 // Run starts the workers and serves until SIGTERM, SIGINT or SIGQUIT (or
@@ -136,6 +138,7 @@ func Run(ctx context.Context, o Options) error {
 
 	cpus := allowedCPUs()
 	n := cfg.Workers.Count(len(cpus))
+	s.quota = newQuotaState(cfg.StateDir, s.log)
 	region, base, gen, err := s.openRegion(cfg, n)
 	if err != nil {
 		return err
@@ -185,6 +188,8 @@ func Run(ctx context.Context, o Options) error {
 	tickets.rotate(cfg, time.Now())
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.rotateTickets(tickets) }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.keepCheckpointing(s.bgDone) }()
 	// Background users of the region end before it is unmapped.
 	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start
@@ -267,6 +272,12 @@ func Run(ctx context.Context, o Options) error {
 		s.log.Error("workers did not exit in time; killing them")
 		s.signalWorkers(syscall.SIGKILL)
 		<-done
+	}
+	// Every worker is gone: what they settled is all in the region, and
+	// written once more, so that a clean stop loses nothing (an upgrade's
+	// successor writes on).
+	if err := s.quota.checkpoint(region, quota.NewCalendar(s.cfg.QuotaLocation())); err != nil {
+		s.log.Error("quota state: the last checkpoint failed", "dir", s.quota.dir, "err", err)
 	}
 	s.log.Info("sluice stopped")
 	return nil

@@ -65,6 +65,14 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		region.Close()
 		return nil, 0, 0, err
 	}
+	if !inherited {
+		// A fresh region: the quotas and budgets spent before a restart
+		// (an inherited one holds them itself).
+		if err := s.quota.load(region); err != nil {
+			region.Close()
+			return nil, 0, 0, err
+		}
+	}
 	region.SetColumnBase(base)
 	region.SetGeneration(gen)
 	return region, base, gen, nil

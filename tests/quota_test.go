@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -166,4 +169,116 @@ func TestQuotaRollsOverAtMidnight(t *testing.T) {
 		res, _ := send()
 		return res.StatusCode == 200
 	})
+}
+
+// Spend outlives the service (state_dir): a clean stop loses nothing; a
+// kill -9 of the supervisor and every worker loses only what was settled
+// after the last checkpoint (here nothing: the test waits for it); a state
+// file with a corrupt line and a torn one is reported and read around.
+func TestQuotaSurvivesRestarts(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	dir := t.TempDir()
+	usage := filepath.Join(dir, "usage.log")
+	cfg := strings.Replace(quotaConfig(be, usage, 1_000_000, "100"), "usage_log:", "state_dir: "+filepath.Join(dir, "state")+"\nusage_log:", 1)
+	sent := int64(0)
+	spend := func(g *gateway, n int) {
+		t.Helper()
+		var ids []string
+		for i := range n {
+			res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, fmt.Sprintf("spend %d", i)), nil)
+			if res.StatusCode != 200 {
+				t.Fatalf("%d %s", res.StatusCode, out)
+			}
+			ids = append(ids, res.Header.Get("X-Request-Id"))
+		}
+		for _, l := range usageOf(t, g, ids...) {
+			sent += int64(l["total_tokens"].(float64))
+		}
+	}
+	used := func(g *gateway) float64 {
+		v, _ := g.metric("sluice_key_quota_used_tokens", map[string]string{"key": "all", "period": "day"})
+		return v
+	}
+	start := func() *gateway {
+		g := startGateway(t, cfg)
+		g.UsageLog = usage
+		return g
+	}
+
+	// A clean stop right after the last request.
+	g := start()
+	spend(g, 5)
+	g.stop()
+	g = start()
+	if got := used(g); got != float64(sent) {
+		t.Fatalf("after a clean stop: %v used, want %d", got, sent)
+	}
+
+	// kill -9 of everything, once a checkpoint holds the spend.
+	spend(g, 5)
+	stateFile := filepath.Join(dir, "state", "quota.state")
+	await(t, "a checkpoint with the spend", func() bool {
+		f, err := os.Open(stateFile)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		entries, _, _ := quota.Read(f)
+		for _, e := range entries {
+			if e.Cell == "quota/all" && e.Total == sent {
+				return true
+			}
+		}
+		return false
+	})
+	for _, pid := range append(g.workerPIDs(), g.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	<-g.exited
+	await(t, "the killed workers gone", func() bool { return len(g.workerPIDs()) == 0 })
+	g = start()
+	if got := used(g); got != float64(sent) {
+		t.Fatalf("after kill -9: %v used, want %d", got, sent)
+	}
+	g.stop()
+
+	// A corrupt line and a torn one around the good ones.
+	good, err := os.ReadFile(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := "0badc0de {\"cell\":\"quota/x\"}\n" + string(good) + string(good[:len(good)/2])
+	if err := os.WriteFile(stateFile, []byte(torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g = start()
+	if got := used(g); got != float64(sent) {
+		t.Fatalf("from a damaged state file: %v used, want %d", got, sent)
+	}
+	if l := g.findLog("quota state: unreadable lines skipped; the spend they held is lost", 0); l == nil || l["lines"] != 2.0 {
+		t.Fatalf("the damage was not reported: %v", l)
+	}
+
+	// The key removed, its cells freed, then added back: what it spent
+	// this day is its own again.
+	block := fmt.Sprintf("  - name: all\n    sha256: %s\n    models: [\"*\"]\n    quotas: {day: 1000000}\n", sha(keyAll))
+	if !strings.Contains(cfg, block) {
+		t.Fatal("the key's block is not in the configuration")
+	}
+	freed := func() float64 { v, _ := g.metric("sluice_shm_cells_freed_total", nil); return v }
+	before := freed()
+	g.reloadWith(strings.Replace(cfg, block, "", 1))
+	await(t, "the removed key's cells freed", func() bool { return freed() >= before+2 })
+	info, err := os.Stat(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	await(t, "a checkpoint after the free", func() bool {
+		st, err := os.Stat(stateFile)
+		return err == nil && st.ModTime().After(info.ModTime())
+	})
+	g.reloadWith(cfg)
+	if got := used(g); got != float64(sent) {
+		t.Fatalf("the key added back: %v used, want %d", got, sent)
+	}
 }
