@@ -16,11 +16,11 @@ package quota
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
 
-	"github.com/sluice-gw/sluice/proxy/sat"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -189,7 +189,24 @@ func Reserve(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar) *Re
 func Settle(c *shm.Cell, col int, reserved, used int64) {
 	c.Add(col, -reserved)
 	if used > 0 {
-		sat.AddAtomic(c.Scalar(sTotal), used) // a backend's figures are not trusted to stay in range
+		addSaturating(c.Scalar(sTotal), used) // a backend's figures are not trusted to stay in range
+	}
+}
+
+// addSaturating adds d (> 0) to *p, stopping at the largest int64 rather
+// than wrapping to a negative total (which would lift every quota). The
+// supervisor imports this package, and the pipeline's sat may not be its
+// dependency: the few lines are here.
+func addSaturating(p *int64, d int64) {
+	for {
+		old := atomic.LoadInt64(p)
+		n := old + d
+		if n < old {
+			n = math.MaxInt64
+		}
+		if atomic.CompareAndSwapInt64(p, old, n) {
+			return
+		}
 	}
 }
 

@@ -35,6 +35,8 @@ func TestDependencyDirection(t *testing.T) {
 		"proxy/sse":         {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/tracing":     {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		"proxy/upstream":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
+		// The quotas' accounting knows the region's cells, not who uses it.
+		"quota": {mod + "proxy", mod + "worker", mod + "supervisor", mod + "config"},
 		// The admin listener's guards know the standard library only.
 		"supervisor/adminguard": {mod},
 	}

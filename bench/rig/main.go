@@ -44,10 +44,13 @@ var proxyAddrs = map[string]string{
 	"nginx-lua": "127.0.0.1:28082",
 	// sluice built at -baseline REV: before/after a change, in the same run.
 	"sluice-base": "127.0.0.1:28083",
+	// sluice's own build with the governance of issue 33 configured
+	// (a quota, a budget with the model's price, a fallback): its cost.
+	"sluice-gov": "127.0.0.1:28084",
 }
 
 // adminAddrs: each sluice's admin listener.
-var adminAddrs = map[string]string{"sluice": adminAddr, "sluice-base": "127.0.0.1:28091"}
+var adminAddrs = map[string]string{"sluice": adminAddr, "sluice-base": "127.0.0.1:28091", "sluice-gov": "127.0.0.1:28092"}
 
 // proxyAddr returns where the named proxy listens.
 func proxyAddr(name string) string {

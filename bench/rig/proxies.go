@@ -78,6 +78,18 @@ models:
       - url: http://%s
         slots: 100000
 `, sluiceListen(name, tls), adminAddrs[name], *sluiceProcs, *sluiceGOGC, filepath.Join(dir, "usage.log"), hex.EncodeToString(sum[:]), backendAddr)
+	if name == "sluice-gov" {
+		// Issue 33's governance on every request: a monthly quota and
+		// budget far from reached, the model priced, a fallback model
+		// (never needed: its backends answer), and the state written to
+		// state_dir every second.
+		cfg = strings.Replace(cfg, "    max_concurrent: 1000000\n",
+			"    max_concurrent: 1000000\n    quotas: {month: 1000000000000}\n    budget: {usd: 1000000, per: month}\n", 1)
+		cfg = strings.Replace(cfg, "  - name: bench\n    backends:\n",
+			"  - name: bench\n    price: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n    fallbacks: [spare]\n    backends:\n", 1)
+		cfg += fmt.Sprintf("  - name: spare\n    backends:\n      - url: http://%s\n        slots: 100000\n", backendAddr)
+		cfg = "state_dir: " + filepath.Join(dir, "state") + "\n" + cfg
+	}
 	path := filepath.Join(dir, "sluice.yaml")
 	must(os.WriteFile(path, []byte(cfg), 0o600))
 	return path

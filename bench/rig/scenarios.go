@@ -243,11 +243,14 @@ func startProxyNoWait(name string) *running {
 	dir := mustTemp(name)
 	r.dir = dir
 	switch name {
-	case "sluice", "sluice-base":
+	case "sluice", "sluice-base", "sluice-gov":
 		if *profileDir != "" && name == "sluice" {
 			os.Setenv("SLUICE_PPROF_ADDR", pprofAddr) // inherited by its workers
 		}
 		bin := filepath.Join(binDir, name)
+		if name == "sluice-gov" {
+			bin = filepath.Join(binDir, "sluice") // the same build, another configuration
+		}
 		cfg := writeSluiceConfig(name, dir, true)
 		// A -baseline from before sluice's TLS refuses the listen list:
 		// it runs plain, and the TLS scenarios leave it out.

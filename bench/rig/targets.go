@@ -120,6 +120,14 @@ func targets(rows []row) string {
 			check(s+". CPU/request vs sluice-base"+at, v, 1.05, "×", true)
 		}
 	}
+	// Issue 33: the governance configured (sluice-gov) against none, one
+	// build, one run.
+	for _, sc := range []string{"a", "b"} {
+		gov, plain := find(sc, "", "sluice-gov"), find(sc, "", "sluice")
+		if gov != nil && plain != nil && plain.cpuReq > 0 {
+			check(sc+". CPU/request with a quota, a budget, a price and a fallback vs without", gov.cpuReq/plain.cpuReq, 1.05, "×", true)
+		}
+	}
 	if g := find("g", "*", "sluice"); g != nil {
 		check("g. idle RSS, supervisor + one worker", g.rssIdle/1024, 16, " MiB", true)
 		check("g. start to first served request", g.startMs, 150, " ms", true)

@@ -25,6 +25,7 @@ var proxyTLSAddrs = map[string]string{
 	"nginx":       "127.0.0.1:28181",
 	"nginx-lua":   "127.0.0.1:28182",
 	"sluice-base": "127.0.0.1:28183",
+	"sluice-gov":  "127.0.0.1:28184",
 }
 
 // rigCerts is the certificate every proxy serves over https: an ECDSA
