@@ -13,6 +13,7 @@
 #   REPS=3 bench/accept-path.sh               # each count run 3 times, median total
 #   KEEPALIVE=1 bench/accept-path.sh          # N requests on one connection instead: per request
 #   GOGC_WORKER=400 MODES=sluice bench/accept-path.sh   # the worker with gogc: 400
+#   GOVERNANCE=1 MODES=chat KEEPALIVE=1 bench/accept-path.sh  # with a quota, a budget, a price, a fallback (issue 33)
 #
 # Modes: sluice (a worker in-process, GET /v1/models with a key), readyz (the
 # supervisor's admin listener from its test binary, GET /readyz), nethttp (a
@@ -59,7 +60,7 @@ run() {
 	local mode=$1 n=$2 out=$work/callgrind.out.$1.$2 addr=$work/addr
 	rm -f "$addr" "$work/in"
 	mkfifo "$work/in"
-	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr" ${GOGC_WORKER:+-gogc "$GOGC_WORKER"}) path=/v1/models check=(-key sk-acceptpath -want-models)
+	local cmd=("$work/acceptpath" serve -mode "$mode" -addr-file "$addr" ${GOGC_WORKER:+-gogc "$GOGC_WORKER"} ${GOVERNANCE:+-governance}) path=/v1/models check=(-key sk-acceptpath -want-models)
 	case $mode in
 	chat) path=/v1/chat/completions check=(-key sk-acceptpath -chat ${STREAM:+-stream})
 		cmd+=(-backend "http://$fakeaddr") ;;

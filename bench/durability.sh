@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 RATE=${RATE:-500} ROUNDS=${ROUNDS:-5} WORKERS=${WORKERS:-2}
 work=$(mktemp -d)
 sup= be= drv=
-trap 'kill -9 $drv 2>/dev/null; [ -n "$sup" ] && kill -9 -- -"$sup" 2>/dev/null; kill $be 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+killall9() { [ -n "$sup" ] && kill -9 "$sup" $(pgrep -P "$sup") 2>/dev/null; }
+trap 'kill -9 $drv 2>/dev/null; killall9; kill $be 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -tags stdjson,gjson -o "$work/sluice" ./cmd/sluice
 go build -o "$work/driver" ./bench/driver
 go build -o "$work/fakevllm" ./bench/fakevllm
@@ -42,9 +43,7 @@ CFG
 "$work/fakevllm" -listen 127.0.0.1:29200 >/dev/null 2>&1 & be=$!
 used() { curl -fsS http://127.0.0.1:29290/metrics | awk 'BEGIN {v = 0} /^sluice_key_quota_used_tokens\{key="bench",period="month"\}/ {v = $2} END {print v}'; }
 start() {
-	# Its own process group: a kill -9 of the group is of the supervisor
-	# and every worker at once.
-	setsid "$work/sluice" serve -c "$work/sluice.yaml" 2>>"$work/sluice.log" & sup=$!
+	"$work/sluice" serve -c "$work/sluice.yaml" >/dev/null 2>>"$work/sluice.log" & sup=$!
 	for _ in $(seq 100); do curl -fsS http://127.0.0.1:29290/readyz >/dev/null 2>&1 && return; sleep 0.1; done
 	echo "sluice did not start" >&2; exit 1
 }
@@ -55,9 +54,10 @@ for r in $(seq "$ROUNDS"); do
 	lines_before=$(wc -l < "$work/usage.log" 2>/dev/null || echo 0)
 	"$work/driver" -url http://127.0.0.1:29280 -rate "$RATE" -duration 6s -prompt 200 -tokens 8 >/dev/null 2>&1 & drv=$!
 	sleep "3.$((RANDOM % 1000))"
-	kill -9 -- -"$sup" || true
+	workers=$(pgrep -P "$sup" | tr '\n' ' ')
+	kill -9 "$sup" $workers 2>/dev/null || true # one kill(2) after another, microseconds apart
 	wait "$sup" 2>/dev/null || true
-	while pgrep -g "$sup" >/dev/null 2>&1; do sleep 0.05; done
+	for w in $workers; do while kill -0 "$w" 2>/dev/null; do sleep 0.05; done; done
 	wait "$drv" 2>/dev/null || true
 	sum=$(tail -n +"$((lines_before + 1))" "$work/usage.log" | awk -F'"total_tokens":' 'NF > 1 {split($2, a, ","); s += a[1]; n++} END {printf "%d %d", s, n}')
 	tokens=${sum% *} requests=${sum#* }
@@ -68,3 +68,5 @@ for r in $(seq "$ROUNDS"); do
 	per=$(( requests > 0 ? tokens / requests : 0 ))
 	echo "$r $tokens $restored $lost $(( per > 0 ? lost / per : 0 ))"
 done
+killall9
+wait "$sup" 2>/dev/null || true

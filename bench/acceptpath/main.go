@@ -88,6 +88,7 @@ func serve(args []string) error {
 	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
 	backend := fs.String("backend", "", "mode chat: the backend's URL (a fake vLLM in another process, not counted)")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
+	governance := fs.Bool("governance", false, "the key with a monthly quota and budget, the model priced and with a fallback (issue 33's cost)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *memProfile != "" {
 		runtime.MemProfileRate = 1
@@ -104,7 +105,7 @@ func serve(args []string) error {
 		go srv.Serve(ln) //nolint:errcheck // ends with Close
 		defer srv.Close()
 	case "sluice":
-		stop, err := startWorker(ln, *gogc, "http://127.0.0.1:9")
+		stop, err := startWorker(ln, *gogc, "http://127.0.0.1:9", *governance)
 		if err != nil {
 			return err
 		}
@@ -113,7 +114,7 @@ func serve(args []string) error {
 		if *backend == "" {
 			return errors.New("mode chat needs -backend")
 		}
-		stop, err := startWorker(ln, *gogc, *backend)
+		stop, err := startWorker(ln, *gogc, *backend, *governance)
 		if err != nil {
 			return err
 		}
@@ -168,12 +169,18 @@ func serveUntilEOF(addr, addrFile string) error {
 // proxied request pays for its limiters and x-ratelimit-* headers. For /v1/models the
 // backend is a closed port: the worker's health check (one at start, then
 // hourly) finds it down, which /v1/models does not look at.
-func startWorker(ln net.Listener, gogc int, backend string) (stop func(), err error) {
+func startWorker(ln net.Listener, gogc int, backend string, governance bool) (stop func(), err error) {
 	dir, err := os.MkdirTemp("", "acceptpath")
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(key))
+	keyGov, modelGov, spare := "", "", ""
+	if governance {
+		keyGov = "    quotas: {month: 1000000000000}\n    budget: {usd: 1000000, per: month}\n"
+		modelGov = "    price: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n    fallbacks: [spare]\n"
+		spare = fmt.Sprintf("  - name: spare\n    backends:\n      - url: %s\n        slots: 10\n", backend)
+	}
 	cfg, err := config.Parse("acceptpath.yaml", fmt.Appendf(nil, `listen: 127.0.0.1:0
 usage_log: %s
 usage_log_flush: 1s
@@ -184,14 +191,14 @@ keys:
     models: ["*"]
     requests_per_minute: 1000000000
     max_concurrent: 1000000
-models:
+%smodels:
   - name: %s
-    health:
+%s    health:
       interval: 1h
     backends:
       - url: %s
         slots: 10
-`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), model, backend))
+%s`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), keyGov, model, modelGov, backend, spare))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
