@@ -338,14 +338,14 @@ func (c *Config) validate() Problems {
 			add(p+".name", "has a control character (%q): it names the key in metrics and logs", k.Name)
 		}
 		names[k.Name] = true
-		if k.SHA256 == "" && k.ClientCertSHA256 != "" {
-			// A key of client certificates alone.
-		} else if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != 32 {
+		switch b, err := hex.DecodeString(k.SHA256); {
+		case k.SHA256 == "" && k.ClientCertSHA256 != "": // a key of client certificates alone
+		case err != nil || len(b) != 32:
 			add(p+".sha256", "must be 64 hex characters (the SHA-256 of the key, e.g. `printf %%s \"$KEY\" | sha256sum`)")
-		} else if h := strings.ToLower(k.SHA256); hashes[h] {
+		case hashes[strings.ToLower(k.SHA256)]:
 			add(p+".sha256", "the same key hash appears twice")
-		} else {
-			hashes[h] = true
+		default:
+			hashes[strings.ToLower(k.SHA256)] = true
 		}
 		if k.ClientCertSHA256 != "" {
 			switch sum, ok := CertFingerprint(k.ClientCertSHA256); {

@@ -139,15 +139,7 @@ func (g *Gateway) end(x *exchange) {
 	if x.up.acancel != nil {
 		x.up.acancel(nil)
 	}
-	if x.timers.idle != nil {
-		x.timers.idle.Stop()
-	}
-	if x.timers.total != nil {
-		x.timers.total.Stop()
-	}
-	if x.up.cancel != nil {
-		x.up.cancel(nil)
-	}
+	x.stopUpstream()
 	if x.place.backend != nil && !x.api.byID && !x.api.unbilled {
 		x.rec.CountUsage(x.promptEstimate())
 	}
@@ -181,6 +173,20 @@ func (g *Gateway) end(x *exchange) {
 		g.endTrace(x, time.Now())
 	}
 	g.finish(&x.rec)
+}
+
+// stopUpstream stops the upstream exchange's timers and ends its context
+// (end, and a model that gives way to a fallback: resetUpstream).
+func (x *exchange) stopUpstream() {
+	if x.timers.idle != nil {
+		x.timers.idle.Stop()
+	}
+	if x.timers.total != nil {
+		x.timers.total.Stop()
+	}
+	if x.up.cancel != nil {
+		x.up.cancel(nil)
+	}
 }
 
 // reject answers the request with e, the one way every phase's failure

@@ -33,7 +33,6 @@ const (
 	fbUnreachable   = "unreachable"     // every attempt: no connection, no answer, no usable provider key
 	fbStatus        = "upstream_status" // every attempt: 429 or 5xx
 	fbContextLength = "context_length"  // a 400: longer than the model's context
-	fbNotAllowed    = ""                // a fallback the key may not use, or that does not serve the API: skipped
 )
 
 // fallbackReason is why e means the model cannot serve the request ("":
@@ -68,10 +67,11 @@ func (g *Gateway) fallBack(x *exchange, e *apiError) bool {
 	if fb.requested == nil || x.api.byID {
 		return false // not routed yet (an unknown model), or a stored response's id
 	}
+	// A fallback the key may not use, or that does not serve the API, is
+	// skipped for the next of the same chain, and not counted.
+	skipped := fb.to != nil && (e.code == "model_not_allowed" || e.code == "endpoint_not_served")
 	reason, context := fallbackReason(e)
-	if fb.to != nil && (e.code == "model_not_allowed" || e.code == "endpoint_not_served") {
-		reason, context = fbNotAllowed, fb.context // skipped: the next of the same chain
-	} else if reason == "" {
+	if reason == "" && !skipped {
 		return false
 	}
 	if fb.to == nil {
@@ -80,10 +80,7 @@ func (g *Gateway) fallBack(x *exchange, e *apiError) bool {
 		// down it (a busy context fallback tries the next longer model).
 		fb.first, fb.context = e, context
 	}
-	chain := fb.requested.fallbacks
-	if fb.context {
-		chain = fb.requested.contextFallbacks
-	}
+	chain := fb.chain(fb.context)
 	if fb.next >= len(chain) {
 		return false
 	}
@@ -93,7 +90,7 @@ func (g *Gateway) fallBack(x *exchange, e *apiError) bool {
 	}
 	to := chain[fb.next]
 	fb.next++
-	if reason != fbNotAllowed {
+	if !skipped {
 		g.records.meter.meterFallback(from.name, to.name, reason)
 	}
 	g.log.Info("model cannot serve the request; falling back", "model", from.name, "fallback", to.name, "reason", reason, "code", e.code)
@@ -112,11 +109,16 @@ func (fb *fallbackState) left(context bool) bool {
 	if fb.to != nil {
 		context = fb.context
 	}
-	chain := fb.requested.fallbacks
+	return fb.next < len(fb.chain(context))
+}
+
+// chain is the requested model's fallbacks, or with context its context
+// fallbacks.
+func (fb *fallbackState) chain(context bool) []*modelRoute {
 	if context {
-		chain = fb.requested.contextFallbacks
+		return fb.requested.contextFallbacks
 	}
-	return fb.next < len(chain)
+	return fb.requested.fallbacks
 }
 
 // answer is the refusal the client gets when the chain ended with e:
@@ -132,15 +134,7 @@ func (fb *fallbackState) answer(e *apiError) *apiError {
 // held — its upstream context and timers, its prefix blocks, its
 // placement — for the next model's.
 func (x *exchange) resetUpstream() {
-	if x.up.cancel != nil {
-		x.up.cancel(nil)
-	}
-	if x.timers.total != nil {
-		x.timers.total.Stop()
-	}
-	if x.timers.idle != nil {
-		x.timers.idle.Stop()
-	}
+	x.stopUpstream()
 	x.releaseBlocks()
 	x.up, x.timers, x.place = upstreamState{}, deadlines{}, placement{}
 }

@@ -132,7 +132,7 @@ func Used(c *shm.Cell, p Period, id int64) int64 {
 			// relieved after rollTimeout.
 			if deadline.IsZero() {
 				deadline = time.Now().Add(rollTimeout)
-			} else if time.Now().After(deadline) && atomic.CompareAndSwapInt64(ip, -id, -id) {
+			} else if time.Now().After(deadline) && atomic.LoadInt64(ip) == -id {
 				atomic.StoreInt64(bp, atomic.LoadInt64(tp))
 				atomic.StoreInt64(ip, id)
 			}

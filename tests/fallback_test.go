@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -151,36 +152,33 @@ models:
 		t.Fatalf("the context fallback's backend got %+v", got)
 	}
 
+	// holdSlot opens a stream to model that the backend holds after its
+	// first event, until Release(name): the model's one slot taken.
+	holdSlot := func(model, name string) io.Closer {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody(model, true, "hold")))
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		req.Header.Set("X-Fake-Hold", name)
+		res, err := freshClient().Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("the stream that holds %s's slot: %v %v", model, err, res)
+		}
+		return res.Body
+	}
+
 	// primary's one slot held, no queue: m serves the next.
-	const hold = "fallback-hold"
-	held, err := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("primary", true, "hold")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	held.Header.Set("Authorization", "Bearer "+keyAll)
-	held.Header.Set("X-Fake-Hold", hold)
-	hres, err := freshClient().Do(held)
-	if err != nil || hres.StatusCode != 200 {
-		t.Fatalf("the stream that holds primary's slot: %v %v", err, hres)
-	}
+	held := holdSlot("primary", "fallback-hold")
 	_, _, line = ask(keyAll, "primary", "while the slot is held", nil)
 	served("primary's queue full", line, "m", "primary")
-	primary.Release(hold)
-	hres.Body.Close()
+	primary.Release("fallback-hold")
+	held.Close()
 
 	// slow's one slot held: the next waits queue.timeout, then m serves.
-	const holdSlow = "fallback-hold-slow"
-	slowReq, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(chatBody("slow", true, "hold")))
-	slowReq.Header.Set("Authorization", "Bearer "+keyAll)
-	slowReq.Header.Set("X-Fake-Hold", holdSlow)
-	sres, err := freshClient().Do(slowReq)
-	if err != nil || sres.StatusCode != 200 {
-		t.Fatalf("the stream that holds slow's slot: %v %v", err, sres)
-	}
+	held = holdSlot("slow", "fallback-hold-slow")
 	_, _, line = ask(keyAll, "slow", "while slow's slot is held", nil)
 	served("slow's queue timing out", line, "m", "slow")
-	good.Release(holdSlow)
-	sres.Body.Close()
+	good.Release("fallback-hold-slow")
+	held.Close()
 
 	// Every attempt on gone without an answer.
 	_, _, line = ask(keyAll, "gone", "to a backend that drops it", nil)

@@ -25,7 +25,6 @@ type Record struct {
 	// ModelRequested is the model the client named ("" before the body
 	// is read); Model differs from it after a fallback.
 	ModelRequested string
-	Fallbacks      int    // fallback models tried (models[].fallbacks)
 	Backend        string // the backend whose answer went to the client (or the last tried)
 	Path           string // the path as the client sent it, clipped
 	Status         int    // the status the client got (499: it left)
