@@ -49,3 +49,24 @@ func TestCellsNeededCountsStatsCells(t *testing.T) {
 		t.Fatalf("config.CellsNeeded says %d cells, cells.Names lists %d", need, names)
 	}
 }
+
+// The longest key name the configuration allows names each of its cells
+// whole in the region: the quota state and an upgrade's new supervisor
+// read names back from the region and must find the same cells.
+func TestLongestKeyNameFits(t *testing.T) {
+	r, err := shm.Create(8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	name := string(make([]byte, config.MaxKeyName))
+	for _, cell := range []string{shm.KeyCell(name), shm.QuotaCell(name), shm.BudgetCell(name)} {
+		c, err := r.Alloc(cell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Name() != cell {
+			t.Errorf("cell %q is displayed as %q: cut at %d bytes", cell[:10], c.Name()[:10], shm.NameDisplayMax)
+		}
+	}
+}

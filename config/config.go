@@ -311,6 +311,12 @@ func (c *Config) QuotaLocation() *time.Location {
 // cost in pico-USD then fits an int64 at any token count a context holds.
 const MaxPricePerMTok = 10_000
 
+// MaxKeyName bounds a key's name in bytes: its cells in the shared region
+// ("budget/" and the name) keep their whole name within the region's
+// display name (shm.NameDisplayMax, 96 bytes), so that the quota state
+// and an upgrade's new supervisor name each cell exactly.
+const MaxKeyName = 80
+
 // PicoPerToken are p's prices in pico-USD per token (USD per million
 // tokens × 10^6), rounded: integers, so that costs add up exactly.
 func (p *Price) PicoPerToken() (input, cached, output int64) {

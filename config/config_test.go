@@ -109,6 +109,7 @@ func TestParseProblems(t *testing.T) {
 		{"tracing bad protocol", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', protocol: thrift}", []string{"tracing.protocol", "http or grpc"}},
 		{"tracing ratio", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', sample_ratio: 1.5}", []string{"tracing.sample_ratio", "between 0 and 1"}},
 		{"control character in a key name", "name: team-a", "name: \"team\\0a\"", []string{"keys[0].name", "control character"}},
+		{"key name too long", "name: team-a", "name: " + strings.Repeat("k", 81), []string{"keys[0].name", "81 bytes, more than 80"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
 		{"queue max_per_key over max", "slots: 16", "slots: 16\n    queue: {max: 10, max_per_key: 11}", []string{"bad.yaml:16:", "models[0].queue.max_per_key", "0 (no bound) to queue.max (10)"}},
 		{"negative max_context", "slots: 16", "slots: 16\n    max_context: -1", []string{"bad.yaml:16:", "models[0].max_context", "must be 0 (not set) or more"}},

@@ -336,6 +336,8 @@ func (c *Config) validate() Problems {
 			add(p+".name", "duplicate key name %q", k.Name)
 		case hasControl(k.Name):
 			add(p+".name", "has a control character (%q): it names the key in metrics and logs", k.Name)
+		case len(k.Name) > MaxKeyName:
+			add(p+".name", "is %d bytes, more than %d: it names the key's cells in the shared region, and its quota state", len(k.Name), MaxKeyName)
 		}
 		names[k.Name] = true
 		switch b, err := hex.DecodeString(k.SHA256); {

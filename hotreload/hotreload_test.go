@@ -132,17 +132,26 @@ func TestRetiredSweep(t *testing.T) {
 	r.Replace([]string{"key/a", "key/b", "key/c"}, []string{"key/a"}, 2) // b and c removed at generation 2
 	gens.SetMark(0, 2)
 	gens.SetMark(1, 1) // worker 1 still runs a request of generation 1
-	if n := r.Sweep(region); n != 0 {
+	if n := r.Sweep(region, nil); n != 0 {
 		t.Fatalf("freed %d cells while generation 1 ran", n)
 	}
 	gens.SetMark(1, 2)
 	region.Lookup("key/b").Add(0, 1) // something still held in b
-	if n := r.Sweep(region); n != 1 || region.Lookup("key/c") != nil || region.Lookup("key/b") == nil {
+	var seen []string
+	if n := r.Sweep(region, func(name string, c *shm.Cell) {
+		if region.Lookup(name) == nil || !c.Same(region.Lookup(name)) {
+			t.Errorf("%s seen after its cell was freed", name)
+		}
+		seen = append(seen, name)
+	}); n != 1 || region.Lookup("key/c") != nil || region.Lookup("key/b") == nil {
 		t.Fatalf("sweep freed %d; want only c", n)
+	}
+	if len(seen) != 1 || seen[0] != "key/c" {
+		t.Fatalf("freeing saw %v, want [key/c]", seen)
 	}
 	r.Replace([]string{"key/a"}, []string{"key/a", "key/b"}, 3) // b is back
 	region.Lookup("key/b").Add(0, -1)
-	if n := r.Sweep(region); n != 0 || r.Len() != 0 || region.Lookup("key/b") == nil {
+	if n := r.Sweep(region, nil); n != 0 || r.Len() != 0 || region.Lookup("key/b") == nil {
 		t.Fatalf("a name that came back was freed (%d)", n)
 	}
 }
@@ -174,7 +183,7 @@ func TestUpgradeRetiresOnlyRemovedNames(t *testing.T) {
 	gens := region.Lookup(shm.GenerationCell)
 	gens.SetMark(0, 2) // the old workers are gone; the new ones run generation 2
 	gens.SetMark(1, 2)
-	if n := r.Sweep(region); n != 1 || region.Lookup(shm.KeyCell("a")) != nil {
+	if n := r.Sweep(region, nil); n != 1 || region.Lookup(shm.KeyCell("a")) != nil {
 		t.Fatalf("sweep freed %d cells; want key a's alone", n)
 	}
 	for _, name := range cells.Names(newCfg) {

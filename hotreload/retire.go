@@ -32,9 +32,19 @@ func (r *Retired) Replace(oldNames, newNames []string, gen int64) {
 // Len is the number of retired names not freed yet.
 func (r *Retired) Len() int { return len(r.last) }
 
+// Names are the retired names not freed yet.
+func (r *Retired) Names() []string {
+	out := make([]string, 0, len(r.last))
+	for n := range r.last {
+		out = append(out, n)
+	}
+	return out
+}
+
 // Sweep frees the retired cells nothing can reach any more and returns how
-// many it freed.
-func (r *Retired) Sweep(region *shm.Region) int {
+// many it freed; freeing, when not nil, sees each cell just before it is
+// freed (what a quota's cell held outlives it).
+func (r *Retired) Sweep(region *shm.Region, freeing func(name string, c *shm.Cell)) int {
 	oldestInUse, _ := region.Lookup(shm.GenerationCell).MinMark()
 	freed := 0
 	for name, last := range r.last {
@@ -44,6 +54,9 @@ func (r *Retired) Sweep(region *shm.Region) int {
 			continue
 		}
 		if oldestInUse > last && c.Idle() {
+			if freeing != nil {
+				freeing(name, c)
+			}
 			region.Free(name)
 			delete(r.last, name)
 			freed++

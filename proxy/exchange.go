@@ -51,6 +51,9 @@ type admitted struct {
 	// priorTokens is, for a follow-up of a stored response, the tokens of
 	// the conversation it continues (the shared map's); 0 if unknown.
 	priorTokens int64
+	// reserved is the request's token reservation (phase 6): its worst
+	// case, billed for a large answer cut before its usage was read.
+	reserved int64
 }
 
 // placement is where the request may go (phase 8) and where it went.
@@ -147,7 +150,7 @@ func (g *Gateway) end(x *exchange) {
 		// What the model that served it charges for the usage as billed
 		// (the backend's, or the gateway's count of a cut stream); a
 		// stored response fetched again is not generated again.
-		x.rec.Priced, x.rec.CostPico = true, m.limits.price.Of(x.rec.Usage)
+		x.rec.Priced, x.rec.CostPico = true, m.limits.price.Of(usage.Billable(x.rec.Usage))
 	}
 	if x.place.storedID != "" {
 		// Where the response is held, and how long its conversation is: a

@@ -13,6 +13,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/cloudwego/hertz/pkg/app"
 )
 
 // fallbackState is a request's way down its model's chains.
@@ -93,7 +95,7 @@ func (g *Gateway) fallBack(x *exchange, e *apiError) bool {
 	if !skipped {
 		g.records.meter.meterFallback(from.name, to.name, reason)
 	}
-	g.log.Info("model cannot serve the request; falling back", "model", from.name, "fallback", to.name, "reason", reason, "code", e.code)
+	g.log.Debug("model cannot serve the request; falling back", "model", from.name, "fallback", to.name, "reason", reason, "code", e.code)
 	x.resetUpstream()
 	fb.to = to
 	return true
@@ -122,9 +124,12 @@ func (fb *fallbackState) chain(context bool) []*modelRoute {
 }
 
 // answer is the refusal the client gets when the chain ended with e:
-// the requested model's own, if a fallback was tried.
-func (fb *fallbackState) answer(e *apiError) *apiError {
+// the requested model's own, if a fallback was tried — without the
+// header a fallback's quota refusal set (the requested model's refusal is
+// never a quota's: quotas are the key's, which no fallback changes).
+func (fb *fallbackState) answer(c *app.RequestContext, e *apiError) *apiError {
 	if fb.first != nil {
+		c.Response.Header.Del(headerResetQuota)
 		return fb.first
 	}
 	return e

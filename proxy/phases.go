@@ -121,7 +121,7 @@ func (g *Gateway) forward(ctx context.Context, c *app.RequestContext, x *exchang
 			i = routePhase - 1 // the fallback's phases 5–10
 			continue
 		}
-		g.reject(c, x, x.fb.answer(e))
+		g.reject(c, x, x.fb.answer(c, e))
 		return false
 	}
 	relay, e := g.respond(c, x)
@@ -257,6 +257,7 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 	}
 	prompt := x.promptTokens()
 	want := tokenReservation(x.req.model, &x.req.scan, prompt, x.api.generates())
+	x.req.reserved = want
 	if e := g.admitTokens(c, x.req.adm, want, prompt, x.req.model, &x.req.scan); e != nil {
 		return e
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 
 	"github.com/sluice-gw/sluice/proxy/sse"
+	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
@@ -73,7 +74,7 @@ func (g *Gateway) releaseQuotas(x *exchange, settled bool) {
 	q, h := &x.req.key.quotas, &x.quota
 	var tokens, pico int64
 	if settled && x.rec.Usage.Found {
-		tokens = x.rec.Usage.Total
+		tokens = usage.Billable(x.rec.Usage).Total
 		if x.rec.Priced {
 			pico = x.rec.CostPico
 		}
@@ -108,13 +109,16 @@ func share(limits []quota.Limit, n int64) []quota.Limit {
 	return out
 }
 
+// headerResetQuota says when a quota or budget refused a request resets.
+const headerResetQuota = "X-Ratelimit-Reset-Quota"
+
 // quotaRefusal is the 429 of a quota or budget, in OpenAI's shape, with
 // Retry-After and x-ratelimit-reset-quota at the period's end. The
 // request's other limits are given back: it counts against none.
 func quotaRefusal(c *app.RequestContext, x *exchange, no *quota.Refusal, code, msg string) *apiError {
 	x.req.adm.Refused()
 	wait := max(no.ResetAt.Sub(x.routes.calendar.Now()), time.Second)
-	c.Response.Header.Set("X-Ratelimit-Reset-Quota", wait.Round(time.Second).String())
+	c.Response.Header.Set(headerResetQuota, wait.Round(time.Second).String())
 	return &apiError{status: http.StatusTooManyRequests, errType: "tokens", code: code, message: msg,
 		retryAfter: strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)}
 }

@@ -252,6 +252,15 @@ func (g *Gateway) relayLarge(ctx, upCtx context.Context, c *app.RequestContext, 
 		answer.Feed(p)
 		return true
 	}
+	defer func() {
+		// Cut after its first bytes (the client gone, the backend broken
+		// off) and before its usage was read: the backend generated the
+		// whole answer before sending any of it, so the request is billed
+		// its reservation's worst case rather than its prompt alone.
+		if w != nil && !rec.Usage.Found && !x.api.byID {
+			rec.Generated = max(x.req.reserved-x.promptTokens(), rec.Generated)
+		}
+	}()
 	if len(prefix) > 0 && !send(prefix) {
 		return
 	}

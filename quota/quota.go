@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -108,40 +109,81 @@ func idScalar(p Period) int   { return sFirst + 2*int(p) }
 func baseScalar(p Period) int { return sFirst + 2*int(p) + 1 }
 
 // rolling marks a period's id while one worker takes its new base: the
-// id's negation, so that readers wait (rollTimeout at most) instead of
-// reading the old base under the new id.
-const rollTimeout = time.Millisecond
+// id's negation, so that readers wait instead of reading the old base
+// under the new id. The roll is three stores; a reader that waits
+// rollTimeout for it takes the roller for dead (a worker killed between
+// them) and finishes the roll itself. Were the roller only descheduled,
+// its late store of the base moves the base forward by what was settled
+// in between — a few requests' worth, at most, on a machine stalled
+// past rollTimeout.
+const rollTimeout = 250 * time.Millisecond
 
-// Used is what c's period p (its id id) used: c's total less the base of
-// the period, rolling it over first if it is a period before id.
-func Used(c *shm.Cell, p Period, id int64) int64 {
+// boundarySlack is how close to a period's end a worker may read the
+// clock while another, a moment later, already rolled the period over:
+// a period id ahead of the caller's by one, within it, is that race.
+const boundarySlack = time.Minute
+
+// Saturated is what Used says of a cell whose total reached the largest
+// int64 (a lifetime of 9.2 million USD in pico-USD, or 9.2e18 tokens:
+// never from real traffic, as every request's figures are bounded
+// before they are settled): every period is then taken for used up, so
+// that a saturated total, where each new period's base would equal it,
+// fails closed instead of lifting the limit for good.
+const Saturated = math.MaxInt64
+
+// Used is what c's period p at now (in cal) used: c's total less the
+// period's base, rolling the period over first when the cell still has
+// an earlier one.
+//
+// A cell whose period is later than now's — another worker's clock read a
+// moment after this one's, across the boundary — is read as it is. Any
+// other later period (quota_timezone changed by a reload to a zone behind
+// it, the clock set back) is carried on: the cell takes now's id with
+// its base as it was, so what was spent still counts, until now's period
+// ends.
+func Used(c *shm.Cell, p Period, cal Calendar, now time.Time) int64 {
+	id := cal.ID(p, now)
 	ip, bp, tp := c.Scalar(idScalar(p)), c.Scalar(baseScalar(p)), c.Scalar(sTotal)
-	deadline := time.Time{}
-	for {
+	var deadline time.Time
+	for spins := 0; ; spins++ {
 		got := atomic.LoadInt64(ip)
 		switch {
 		case got == id:
-			return max(atomic.LoadInt64(tp)-atomic.LoadInt64(bp), 0)
+			return used(tp, bp)
 		case got >= 0 && got < id:
 			if atomic.CompareAndSwapInt64(ip, got, -id) {
 				atomic.StoreInt64(bp, atomic.LoadInt64(tp))
 				atomic.StoreInt64(ip, id)
 			}
-		case got == -id:
-			// Another worker rolls it over now; one that died doing it is
-			// relieved after rollTimeout.
+		case got > id:
+			if got == id+1 && cal.End(p, now).Sub(now) < boundarySlack {
+				return used(tp, bp) // the next period, as rolled a moment ago
+			}
+			atomic.CompareAndSwapInt64(ip, got, id) // carried on: the base stays
+		default: // got < 0: another worker rolls the period over to -got now
 			if deadline.IsZero() {
 				deadline = time.Now().Add(rollTimeout)
-			} else if time.Now().After(deadline) && atomic.LoadInt64(ip) == -id {
+			} else if time.Now().After(deadline) && atomic.LoadInt64(ip) == got {
 				atomic.StoreInt64(bp, atomic.LoadInt64(tp))
-				atomic.StoreInt64(ip, id)
+				atomic.CompareAndSwapInt64(ip, got, -got)
 			}
-		default:
-			// A later period than id (another worker's clock ran ahead, or
-			// an id being rolled to another): nothing used in id.
-			return 0
+			if spins < 64 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
 		}
 	}
+}
+
+// used is a period's use from its total and base (0 at least; Saturated
+// once the total is).
+func used(tp, bp *int64) int64 {
+	total := atomic.LoadInt64(tp)
+	if total == Saturated {
+		return Saturated
+	}
+	return max(total-atomic.LoadInt64(bp), 0)
 }
 
 // Limit is one quota: at most Max in period P (Max > 0).
@@ -175,22 +217,31 @@ func Reserve(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar) *Re
 	c.Add(col, want)
 	reserved := c.Total()
 	for _, l := range limits {
-		used := Used(c, l.P, cal.ID(l.P, now))
-		if used+reserved > l.Max {
+		used := Used(c, l.P, cal, now)
+		if sat(used, reserved) > l.Max {
 			c.Add(col, -want)
-			return &Refusal{Limit: l, Used: used + reserved - want, Want: want, ResetAt: cal.End(l.P, now)}
+			return &Refusal{Limit: l, Used: sat(used, reserved-want), Want: want, ResetAt: cal.End(l.P, now)}
 		}
 	}
 	return nil
 }
 
-// Settle gives back a reservation from column col and adds what the
-// request used to c's total (0 or more).
+// Settle adds what the request used to c's total (0 or more), then gives
+// back its reservation from column col: in that order, so that a Reserve
+// in between counts the request twice rather than not at all.
 func Settle(c *shm.Cell, col int, reserved, used int64) {
-	c.Add(col, -reserved)
 	if used > 0 {
 		addSaturating(c.Scalar(sTotal), used) // a backend's figures are not trusted to stay in range
 	}
+	c.Add(col, -reserved)
+}
+
+// sat is a+b for a, b ≥ 0, held at the largest int64.
+func sat(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
 }
 
 // addSaturating adds d (> 0) to *p, stopping at the largest int64 rather

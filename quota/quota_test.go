@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,7 +81,7 @@ func TestReserveSettleRollover(t *testing.T) {
 		t.Fatalf("20 used, 50 of 100: %v", no)
 	}
 	Settle(c, 1, 50, 70) // used more than it reserved
-	if got := Used(c, Day, cal.ID(Day, cal.Now())); got != 90 {
+	if got := Used(c, Day, cal, cal.Now()); got != 90 {
 		t.Fatalf("used today %d, want 90", got)
 	}
 	// Tomorrow: the day is new, the month is not.
@@ -94,7 +95,7 @@ func TestReserveSettleRollover(t *testing.T) {
 	if no := Reserve(c, 0, 60, limits, tomorrow); no != nil {
 		t.Fatalf("a new day, 60 more: %v", no)
 	}
-	if got := Used(c, Day, tomorrow.ID(Day, tomorrow.Now())); got != 0 {
+	if got := Used(c, Day, tomorrow, tomorrow.Now()); got != 0 {
 		t.Fatalf("the new day used %d", got)
 	}
 }
@@ -131,10 +132,63 @@ func TestRolloverTakeover(t *testing.T) {
 	id := cal.ID(Day, cal.Now())
 	atomic.StoreInt64(c.Scalar(sTotal), 40)
 	atomic.StoreInt64(c.Scalar(idScalar(Day)), -id) // died mid-roll
-	if got := Used(c, Day, id); got != 0 {
+	if got := Used(c, Day, cal, cal.Now()); got != 0 {
 		t.Fatalf("after the takeover, used %d", got)
 	}
 	if atomic.LoadInt64(c.Scalar(idScalar(Day))) != id {
 		t.Fatal("the id was not restored")
+	}
+}
+
+// A period later than now's: read as it is across a boundary another
+// worker just passed; otherwise (a zone changed, a clock set back)
+// carried on with what it spent, never read as unused.
+func TestUsedPeriodAhead(t *testing.T) {
+	cal := Calendar{Loc: time.UTC}
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	id := cal.ID(Day, now)
+	ahead := func(by int64) *shm.Cell {
+		c := testCell(t, 1)
+		atomic.StoreInt64(c.Scalar(sTotal), 100)
+		atomic.StoreInt64(c.Scalar(baseScalar(Day)), 30)
+		atomic.StoreInt64(c.Scalar(idScalar(Day)), id+by)
+		return c
+	}
+	c := ahead(1)
+	if got := Used(c, Day, cal, now); got != 70 {
+		t.Fatalf("a day ahead at noon: used %d, want 70 carried on", got)
+	}
+	if got := atomic.LoadInt64(c.Scalar(idScalar(Day))); got != id {
+		t.Fatalf("carried on: id %d, want %d", got, id)
+	}
+	c = ahead(1)
+	justBefore := cal.End(Day, now).Add(-time.Millisecond)
+	if got := Used(c, Day, cal, justBefore); got != 70 {
+		t.Fatalf("the next day, a moment before midnight: used %d, want 70", got)
+	}
+	if got := atomic.LoadInt64(c.Scalar(idScalar(Day))); got != id+1 {
+		t.Fatalf("across the boundary the later id %d must stay, got %d", id+1, got)
+	}
+	c = ahead(30)
+	if got := Used(c, Day, cal, now); got != 70 {
+		t.Fatalf("a month ahead: used %d, want 70", got)
+	}
+}
+
+// A saturated total fails closed: every period is used up, the next ones
+// too, rather than each new period's base equalling it and reading 0.
+func TestSaturatedFailsClosed(t *testing.T) {
+	c := testCell(t, 1)
+	cal := Calendar{Loc: time.UTC}
+	Settle(c, 0, 0, math.MaxInt64-5)
+	Settle(c, 0, 0, 10)
+	if got := Total(c); got != math.MaxInt64 {
+		t.Fatalf("total %d, want saturated", got)
+	}
+	tomorrow := Calendar{Loc: time.UTC, Shift: 24 * time.Hour}
+	for _, k := range []Calendar{cal, tomorrow} {
+		if no := Reserve(c, 0, 1, []Limit{{Day, 1 << 40}}, k); no == nil {
+			t.Fatalf("shift %v: a saturated cell admitted a request", k.Shift)
+		}
 	}
 }

@@ -38,7 +38,7 @@ func TestStateRoundTrip(t *testing.T) {
 	got, _, _ := Read(strings.NewReader(good))
 	fresh := testCell(t, 1)
 	Restore(fresh, got[0])
-	if u := Used(fresh, Day, cal.ID(Day, cal.Now())); u != 7 {
+	if u := Used(fresh, Day, cal, cal.Now()); u != 7 {
 		t.Fatalf("restored: used %d, want 7", u)
 	}
 }

@@ -20,6 +20,13 @@ func QuotaCell(key string) string { return "quota/" + key }
 // pico-USD, laid out as a QuotaCell.
 func BudgetCell(key string) string { return "budget/" + key }
 
+// countsPlaces reports whether a cell's columns hold places (slots, queue
+// and concurrency places), which ReleaseColumn counts, rather than bytes,
+// tokens or pico-USD.
+func countsPlaces(name string) bool {
+	return !strings.HasPrefix(name, statsPrefix) && !strings.HasPrefix(name, "quota/") && !strings.HasPrefix(name, "budget/")
+}
+
 // QueueCell is the cell of a model's queue: its depth and tickets.
 func QueueCell(model string) string { return "queue/" + model }
 

@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -469,11 +468,12 @@ func (r *Region) Cells(fn func(name string, c *Cell)) {
 // cell: its held counts go to zero and its marks are cleared. The
 // supervisor calls it when a worker has died, before a new worker takes
 // the column. released sums the places (slots, queue and concurrency
-// places) it held; the stats cells' bytes are cleared, not counted.
+// places) it held; the stats cells' bytes and the quota and budget
+// cells' reserved tokens and pico-USD are cleared, not counted.
 func (r *Region) ReleaseColumn(col int) (released int64) {
 	r.Cells(func(name string, c *Cell) {
 		held := atomic.SwapInt64(&c.w[cColumns+col], 0)
-		if !strings.HasPrefix(name, statsPrefix) {
+		if countsPlaces(name) {
 			released += held
 		}
 		atomic.StoreInt64(&c.w[cColumns+c.cols+col], NoMark)

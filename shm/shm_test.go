@@ -414,20 +414,26 @@ func BenchmarkGCRA(b *testing.B) {
 	}
 }
 
-// A dead worker's held body bytes are cleared with its places, but only
-// the places are counted as given back (bytes are not places).
+// A dead worker's held body bytes and quota reservations are cleared with
+// its places, but only the places are counted as given back (bytes,
+// tokens and pico-USD are not places).
 func TestReleaseColumnCountsPlacesNotStats(t *testing.T) {
 	r, _ := Create(16, 2)
 	defer r.Close()
 	slots, _ := r.Alloc("backend/m/http://b")
 	body, _ := r.Alloc(BodyBytesCell)
+	tokens, _ := r.Alloc(QuotaCell("k"))
+	pico, _ := r.Alloc(BudgetCell("k"))
 	slots.Add(1, 2)
 	body.Add(1, 100_000)
+	tokens.Add(1, 4096)
+	pico.Add(1, 7_000_000)
 	if got := r.ReleaseColumn(1); got != 2 {
 		t.Fatalf("released %d, want the 2 places", got)
 	}
-	if slots.Held(1) != 0 || body.Held(1) != 0 {
-		t.Fatalf("after release: slots %d, body bytes %d held", slots.Held(1), body.Held(1))
+	if slots.Held(1) != 0 || body.Held(1) != 0 || tokens.Held(1) != 0 || pico.Held(1) != 0 {
+		t.Fatalf("after release: slots %d, body bytes %d, tokens %d, pico-USD %d held",
+			slots.Held(1), body.Held(1), tokens.Held(1), pico.Held(1))
 	}
 }
 

@@ -208,13 +208,13 @@ func writeQuotaMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 				v int64
 			}{{quota.Day, k.Quotas.Day}, {quota.Week, k.Quotas.Week}, {quota.Month, k.Quotas.Month}} {
 				if q.v > 0 {
-					tokens = append(tokens, row{k.Name, q.p.String(), quota.Used(c, q.p, cal.ID(q.p, now))})
+					tokens = append(tokens, row{k.Name, q.p.String(), quota.Used(c, q.p, cal, now)})
 				}
 			}
 		}
 		if c := r.Lookup(shm.BudgetCell(k.Name)); c != nil && k.Budget != nil {
 			if p, ok := quota.ParsePeriod(k.Budget.Per); ok {
-				spend = append(spend, row{k.Name, p.String(), quota.Used(c, p, cal.ID(p, now))})
+				spend = append(spend, row{k.Name, p.String(), quota.Used(c, p, cal, now)})
 			}
 		}
 	}

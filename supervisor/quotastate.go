@@ -3,9 +3,11 @@ package supervisor
 // The keys' quotas and budgets outlive the service (state_dir, package
 // quota's state file): the supervisor reads the file into a fresh region
 // before its first worker starts, writes it every second and once more
-// when it stops, and keeps the entries of keys a reload removed, so that
-// a key added back within the period finds what it spent. An upgrade's
-// new supervisor inherits the region itself and writes the same file.
+// when it stops, and keeps the entries of keys a reload removed (from the
+// moment their cells are freed), so that a key added back within the
+// period finds what it spent. An upgrade's new supervisor inherits the
+// region itself, reads the file's entries for cells the region lacks, and
+// writes the same file from then on: the old one stops writing.
 
 import (
 	"fmt"
@@ -33,13 +35,14 @@ type quotaState struct {
 	dir string // state_dir; "" off
 	log *slog.Logger
 
+	writeMu sync.Mutex // one checkpoint at a time: a later snapshot is never overwritten by an earlier one
+
 	mu   sync.Mutex
 	kept map[string]quota.Entry // entries of cells not in the region now (a removed key's)
-	last map[string]quota.Entry // the cells the last checkpoint wrote, as it wrote them
 }
 
 func newQuotaState(dir string, log *slog.Logger) *quotaState {
-	return &quotaState{dir: dir, log: log, kept: map[string]quota.Entry{}, last: map[string]quota.Entry{}}
+	return &quotaState{dir: dir, log: log, kept: map[string]quota.Entry{}}
 }
 
 // isQuotaCell reports whether a cell name is a quota's or a budget's.
@@ -47,15 +50,23 @@ func isQuotaCell(name string) bool {
 	return strings.HasPrefix(name, "quota/") || strings.HasPrefix(name, "budget/")
 }
 
-// load reads the state file into the region's quota and budget cells (a
-// fresh region), keeping the entries of cells it has not. A missing file
-// is a first start; unreadable lines are reported, what they held lost.
-func (q *quotaState) load(r *shm.Region) error {
+// load reads the state file: into the region's quota and budget cells
+// when the region is fresh, and, fresh or inherited (an upgrade's, whose
+// cells hold their own state), as kept entries for the cells the region
+// lacks — a key removed before the restart, which may come back. A
+// missing file is a first start; unreadable lines are reported, what they
+// held lost. Temporary files a crash left mid-checkpoint are removed.
+func (q *quotaState) load(r *shm.Region, inherited bool) error {
 	if q == nil || q.dir == "" {
 		return nil
 	}
 	if err := os.MkdirAll(q.dir, 0o700); err != nil {
 		return fmt.Errorf("state_dir: %w", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(q.dir, QuotaStateFile+".tmp*")); len(left) > 0 {
+		for _, name := range left {
+			os.Remove(name) //nolint:errcheck // a leftover; the next checkpoint makes its own
+		}
 	}
 	f, err := os.Open(filepath.Join(q.dir, QuotaStateFile))
 	if os.IsNotExist(err) {
@@ -74,17 +85,20 @@ func (q *quotaState) load(r *shm.Region) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	restored := 0
 	for _, e := range entries {
 		if !isQuotaCell(e.Cell) {
 			continue
 		}
-		if c := r.Lookup(e.Cell); c != nil {
-			quota.Restore(c, e)
-		} else {
+		switch c := r.Lookup(e.Cell); {
+		case c == nil:
 			q.kept[e.Cell] = e
+		case !inherited:
+			quota.Restore(c, e)
+			restored++
 		}
 	}
-	q.log.Info("quota state restored", "file", f.Name(), "cells", len(entries))
+	q.log.Info("quota state read", "file", f.Name(), "restored", restored, "kept", len(q.kept), "inherited_region", inherited)
 	return nil
 }
 
@@ -106,32 +120,33 @@ func (q *quotaState) restoreNew(r *shm.Region, names []string) {
 	}
 }
 
-// checkpoint writes the region's quota and budget cells and the kept
-// entries still of a period running now (in cal) to the state file:
-// written whole to a temporary file, synced, renamed over the old one.
-func (q *quotaState) checkpoint(r *shm.Region, cal quota.Calendar) error {
-	if q == nil || q.dir == "" {
-		return nil
+// freeing keeps what a quota or budget cell holds as it is freed (its key
+// removed a while ago, nothing in flight on it), so that the key added
+// back finds it, and every checkpoint until then writes it.
+func (q *quotaState) freeing(name string, c *shm.Cell) {
+	if q == nil || q.dir == "" || !isQuotaCell(name) {
+		return // without state_dir nothing prunes kept entries: none are kept
 	}
-	var entries []quota.Entry
-	live := map[string]bool{}
-	r.Cells(func(name string, c *shm.Cell) {
-		if isQuotaCell(name) {
+	q.mu.Lock()
+	q.kept[name] = quota.Snapshot(name, c)
+	q.mu.Unlock()
+}
+
+// snapshot is what a checkpoint writes: the cells of names (full names,
+// never the region's display names, which a long key's name outgrows),
+// and the kept entries still of a period running now (in cal).
+func (q *quotaState) snapshot(r *shm.Region, names []string, cal quota.Calendar) []quota.Entry {
+	entries := make([]quota.Entry, 0, len(names))
+	live := make(map[string]bool, len(names))
+	for _, name := range names {
+		if c := r.Lookup(name); c != nil && !live[name] {
 			entries = append(entries, quota.Snapshot(name, c))
 			live[name] = true
 		}
-	})
+	}
 	now := cal.Now()
 	q.mu.Lock()
-	for name, e := range q.last {
-		if !live[name] {
-			q.kept[name] = e // its key was removed and its cell freed since: kept for its return
-		}
-	}
-	q.last = make(map[string]quota.Entry, len(entries))
-	for _, e := range entries {
-		q.last[e.Cell] = e
-	}
+	defer q.mu.Unlock()
 	for name, e := range q.kept {
 		current := false
 		for p := quota.Day; p < quota.NumPeriods; p++ {
@@ -139,14 +154,19 @@ func (q *quotaState) checkpoint(r *shm.Region, cal quota.Calendar) error {
 		}
 		switch {
 		case live[name]:
-			delete(q.kept, name) // its cell is back (restoreNew took it, or it was never freed)
+			delete(q.kept, name) // its cell is back
 		case current:
 			entries = append(entries, e)
 		default:
 			delete(q.kept, name) // every period it counted has ended
 		}
 	}
-	q.mu.Unlock()
+	return entries
+}
+
+// write writes entries to the state file: whole to a temporary file,
+// synced, renamed over the old one, the directory synced.
+func (q *quotaState) write(entries []quota.Entry) error {
 	tmp, err := os.CreateTemp(q.dir, QuotaStateFile+".tmp*")
 	if err != nil {
 		return err
@@ -173,6 +193,32 @@ func (q *quotaState) checkpoint(r *shm.Region, cal quota.Calendar) error {
 	return nil
 }
 
+// checkpointQuotas writes the quota state: the cells of the running
+// configuration's keys and of keys a reload removed whose cells are not
+// freed yet, taken under cfgMu (where sweep frees cells, so that none is
+// neither in the region nor kept), written outside it.
+func (s *supervisor) checkpointQuotas() error {
+	q := s.quota
+	if q == nil || q.dir == "" {
+		return nil
+	}
+	q.writeMu.Lock()
+	defer q.writeMu.Unlock()
+	s.cfgMu.Lock()
+	var names []string
+	for _, k := range s.cfg.Keys {
+		names = append(names, shm.QuotaCell(k.Name), shm.BudgetCell(k.Name))
+	}
+	for _, name := range s.retired.Names() {
+		if isQuotaCell(name) {
+			names = append(names, name)
+		}
+	}
+	entries := q.snapshot(s.region, names, quota.NewCalendar(s.cfg.QuotaLocation()))
+	s.cfgMu.Unlock()
+	return q.write(entries)
+}
+
 // keepCheckpointing writes the state every quotaCheckpoint until stop.
 func (s *supervisor) keepCheckpointing(stop <-chan struct{}) {
 	if s.quota == nil || s.quota.dir == "" {
@@ -187,8 +233,10 @@ func (s *supervisor) keepCheckpointing(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		cfg, _, _ := s.current()
-		err := s.quota.checkpoint(s.region, quota.NewCalendar(cfg.QuotaLocation()))
+		if s.upgraded.Load() {
+			return // the successor writes the file now
+		}
+		err := s.checkpointQuotas()
 		switch {
 		case err != nil && !failing:
 			s.log.Error("quota state: cannot write the checkpoint; spend since the last one would be lost to a crash", "dir", s.quota.dir, "err", err)

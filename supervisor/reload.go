@@ -167,7 +167,7 @@ func (s *supervisor) sweep() {
 		case <-time.After(time.Second):
 		}
 		s.cfgMu.Lock()
-		s.metrics.freed.Add(float64(s.retired.Sweep(s.region)))
+		s.metrics.freed.Add(float64(s.retired.Sweep(s.region, s.quota.freeing)))
 		s.cfgMu.Unlock()
 	}
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/hotreload"
-	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 	"github.com/sluice-gw/sluice/supervisor/adminguard"
 )
@@ -275,9 +274,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Every worker is gone: what they settled is all in the region, and
 	// written once more, so that a clean stop loses nothing (an upgrade's
-	// successor writes on).
-	if err := s.quota.checkpoint(region, quota.NewCalendar(s.cfg.QuotaLocation())); err != nil {
-		s.log.Error("quota state: the last checkpoint failed", "dir", s.quota.dir, "err", err)
+	// successor writes on: the file is its own now).
+	if !s.upgraded.Load() {
+		if err := s.checkpointQuotas(); err != nil {
+			s.log.Error("quota state: the last checkpoint failed", "dir", s.quota.dir, "err", err)
+		}
 	}
 	s.log.Info("sluice stopped")
 	return nil

@@ -61,17 +61,26 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		region.Cells(func(name string, _ *shm.Cell) { all = append(all, name) })
 		s.retired.Replace(all, cells.Names(cfg), gen)
 	}
+	// The quotas and budgets spent before a restart: a fresh region takes
+	// them from the state file; an inherited one holds its own, and takes
+	// from the file only the entries of keys it lacks (removed before the
+	// upgrade), for when they come back — this configuration's among them.
+	fresh := quotaCells(region, cfg)
+	if inherited {
+		if err := s.quota.load(region, true); err != nil {
+			region.Close()
+			return nil, 0, 0, err
+		}
+	}
 	if err := cells.Alloc(region, cfg); err != nil {
 		region.Close()
 		return nil, 0, 0, err
 	}
-	if !inherited {
-		// A fresh region: the quotas and budgets spent before a restart
-		// (an inherited one holds them itself).
-		if err := s.quota.load(region); err != nil {
-			region.Close()
-			return nil, 0, 0, err
-		}
+	if inherited {
+		s.quota.restoreNew(region, fresh)
+	} else if err := s.quota.load(region, false); err != nil {
+		region.Close()
+		return nil, 0, 0, err
 	}
 	region.SetColumnBase(base)
 	region.SetGeneration(gen)

@@ -21,10 +21,10 @@ import (
 // fallback serves; the usage line says which model served and which was
 // asked for; the metric counts each by reason; the body upstream names the
 // fallback. A key that may not use the fallback, or whose tokens per
-// minute the fallback's reservation passes, gets the requested model's own
-// refusal; a request the model can serve goes nowhere else.
+// minute or quota the fallback's reservation passes, gets the requested
+// model's own refusal; a request the model can serve goes nowhere else.
 func TestModelFallbacks(t *testing.T) {
-	const keyTPM = "sk-test-tpm"
+	const keyTPM, keyQuota = "sk-test-tpm", "sk-test-quota"
 	primary := startBackend(t, fakevllm.Options{Tokens: 2, MaxModelLen: 300})
 	good := startBackend(t, fakevllm.Options{Tokens: 2})
 	// A backend that passes its health check and drops every request.
@@ -53,6 +53,10 @@ keys:
     sha256: %s
     models: ["*"]
     tokens_per_minute: 500
+  - name: quota
+    sha256: %s
+    models: ["*"]
+    quotas: {day: 500}
 models:
   - name: primary
     fallbacks: [m]
@@ -89,7 +93,7 @@ models:
     backends:
       - url: %s
         slots: 64
-`, usage, sha(keyAll), sha(keyLimited), sha(keyTPM), primary.URL(), good.URL(), dropper.URL, good.URL(), good.URL())
+`, usage, sha(keyAll), sha(keyLimited), sha(keyTPM), sha(keyQuota), primary.URL(), good.URL(), dropper.URL, good.URL(), good.URL())
 	g := startGateway(t, cfg)
 	g.UsageLog = usage
 
@@ -138,9 +142,18 @@ models:
 	if res, body, _ := ask(keyTPM, "primary", "tpm key", nil); res.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a key whose tokens per minute the fallback passes: %d %s", res.StatusCode, body)
 	}
+	// Its day's quota likewise (500 tokens: primary's reservation fits,
+	// m's does not): primary's refusal, with no header of m's quota.
+	res, body, _ = ask(keyQuota, "primary", "quota key", nil)
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("X-Ratelimit-Reset-Quota") != "" {
+		t.Fatalf("a key whose quota the fallback passes: %d, X-Ratelimit-Reset-Quota %q, %s",
+			res.StatusCode, res.Header.Get("X-Ratelimit-Reset-Quota"), body)
+	}
 	primary.SetFailStatus(0)
-	if res, body, _ := ask(keyTPM, "primary", "tpm key, primary serving", nil); res.StatusCode != 200 {
-		t.Fatalf("the tpm key on primary itself: %d %s", res.StatusCode, body)
+	for _, key := range []string{keyTPM, keyQuota} {
+		if res, body, _ := ask(key, "primary", "the key on primary serving", nil); res.StatusCode != 200 {
+			t.Fatalf("the key on primary itself: %d %s", res.StatusCode, body)
+		}
 	}
 
 	// Longer than primary's context: the context chain, to long, under its
@@ -172,6 +185,13 @@ models:
 	served("primary's queue full", line, "m", "primary")
 	primary.Release("fallback-hold")
 	held.Close()
+	// The held stream ended, and the fallback took nothing of primary's:
+	// its one slot serves primary's requests again (a slot leaked by the
+	// fallback would send every one to m).
+	await(t, "primary serving again once its slot is free", func() bool {
+		_, _, line := ask(keyAll, "primary", "after the hold", nil)
+		return line["model"] == "primary"
+	})
 
 	// slow's one slot held: the next waits queue.timeout, then m serves.
 	held = holdSlot("slow", "fallback-hold-slow")

@@ -138,7 +138,7 @@ func TestQuotaAndBudgetExactAcrossWorkers(t *testing.T) {
 func TestQuotaRollsOverAtMidnight(t *testing.T) {
 	now := time.Now().UTC()
 	midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	const margin = 10 * time.Second
+	const margin = 20 * time.Second // the gateway starts and spends the quota within it, on a loaded machine too
 	t.Setenv("SLUICE_TEST_QUOTA_SHIFT", (midnight.Add(-margin).Sub(now)).String())
 	be := startBackend(t, fakevllm.Options{Tokens: 2})
 	usage := filepath.Join(t.TempDir(), "usage.log")
@@ -181,24 +181,7 @@ func TestQuotaSurvivesRestarts(t *testing.T) {
 	usage := filepath.Join(dir, "usage.log")
 	cfg := strings.Replace(quotaConfig(be, usage, 1_000_000, "100"), "usage_log:", "state_dir: "+filepath.Join(dir, "state")+"\nusage_log:", 1)
 	sent := int64(0)
-	spend := func(g *gateway, n int) {
-		t.Helper()
-		var ids []string
-		for i := range n {
-			res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, fmt.Sprintf("spend %d", i)), nil)
-			if res.StatusCode != 200 {
-				t.Fatalf("%d %s", res.StatusCode, out)
-			}
-			ids = append(ids, res.Header.Get("X-Request-Id"))
-		}
-		for _, l := range usageOf(t, g, ids...) {
-			sent += int64(l["total_tokens"].(float64))
-		}
-	}
-	used := func(g *gateway) float64 {
-		v, _ := g.metric("sluice_key_quota_used_tokens", map[string]string{"key": "all", "period": "day"})
-		return v
-	}
+	spend := func(g *gateway, n int) { t.Helper(); sent += spendTokens(t, g, n) }
 	start := func() *gateway {
 		g := startGateway(t, cfg)
 		g.UsageLog = usage
@@ -210,34 +193,21 @@ func TestQuotaSurvivesRestarts(t *testing.T) {
 	spend(g, 5)
 	g.stop()
 	g = start()
-	if got := used(g); got != float64(sent) {
+	if got := quotaUsed(g); got != float64(sent) {
 		t.Fatalf("after a clean stop: %v used, want %d", got, sent)
 	}
 
 	// kill -9 of everything, once a checkpoint holds the spend.
 	spend(g, 5)
 	stateFile := filepath.Join(dir, "state", "quota.state")
-	await(t, "a checkpoint with the spend", func() bool {
-		f, err := os.Open(stateFile)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		entries, _, _ := quota.Read(f)
-		for _, e := range entries {
-			if e.Cell == "quota/all" && e.Total == sent {
-				return true
-			}
-		}
-		return false
-	})
+	await(t, "a checkpoint with the spend", func() bool { return stateHolds(stateFile, "quota/all", sent) })
 	for _, pid := range append(g.workerPIDs(), g.cmd.Process.Pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	<-g.exited
 	await(t, "the killed workers gone", func() bool { return len(g.workerPIDs()) == 0 })
 	g = start()
-	if got := used(g); got != float64(sent) {
+	if got := quotaUsed(g); got != float64(sent) {
 		t.Fatalf("after kill -9: %v used, want %d", got, sent)
 	}
 	g.stop()
@@ -252,7 +222,7 @@ func TestQuotaSurvivesRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	g = start()
-	if got := used(g); got != float64(sent) {
+	if got := quotaUsed(g); got != float64(sent) {
 		t.Fatalf("from a damaged state file: %v used, want %d", got, sent)
 	}
 	if l := g.findLog("quota state: unreadable lines skipped; the spend they held is lost", 0); l == nil || l["lines"] != 2.0 {
@@ -269,16 +239,113 @@ func TestQuotaSurvivesRestarts(t *testing.T) {
 	before := freed()
 	g.reloadWith(strings.Replace(cfg, block, "", 1))
 	await(t, "the removed key's cells freed", func() bool { return freed() >= before+2 })
-	info, err := os.Stat(stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, "a checkpoint after the free", func() bool {
-		st, err := os.Stat(stateFile)
-		return err == nil && st.ModTime().After(info.ModTime())
-	})
 	g.reloadWith(cfg)
-	if got := used(g); got != float64(sent) {
+	if got := quotaUsed(g); got != float64(sent) {
 		t.Fatalf("the key added back: %v used, want %d", got, sent)
 	}
+}
+
+// spendTokens sends n requests of key "all" and returns the tokens their
+// usage lines say they used.
+func spendTokens(t *testing.T, g *gateway, n int) (sent int64) {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, fmt.Sprintf("spend %d", i)), nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("%d %s", res.StatusCode, out)
+		}
+		ids = append(ids, res.Header.Get("X-Request-Id"))
+	}
+	for _, l := range usageOf(t, g, ids...) {
+		sent += int64(l["total_tokens"].(float64))
+	}
+	return sent
+}
+
+// quotaUsed is what the metrics say key "all" used of its day's quota.
+func quotaUsed(g *gateway) float64 {
+	v, _ := g.metric("sluice_key_quota_used_tokens", map[string]string{"key": "all", "period": "day"})
+	return v
+}
+
+// stateHolds reports whether the state file holds cell with total.
+func stateHolds(file, cell string, total int64) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	entries, _, _ := quota.Read(f)
+	for _, e := range entries {
+		if e.Cell == cell && e.Total == total {
+			return true
+		}
+	}
+	return false
+}
+
+// A binary upgrade keeps spend: the new supervisor inherits the region
+// (the key in the configuration keeps its cells), and takes from the
+// state file what a key removed before the upgrade spent, for when it
+// comes back. The old supervisor stops writing the file once it hands
+// over.
+func TestQuotaSurvivesUpgrade(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	dir := t.TempDir()
+	usage := filepath.Join(dir, "usage.log")
+	stateFile := filepath.Join(dir, "state", "quota.state")
+	g, cfg, pidFile := controllableGateway(t, func(extra string) string {
+		c := strings.Replace(quotaConfig(be, usage, 1_000_000, "100"), "usage_log:", "state_dir: "+filepath.Join(dir, "state")+"\nusage_log:", 1)
+		return strings.Replace(c, "workers: 2", "workers: 2\n"+extra, 1)
+	})
+	g.UsageLog = usage
+	sent := spendTokens(t, g, 4)
+
+	// Key "all" removed and its cells freed; key "limited" spends.
+	block := fmt.Sprintf("  - name: all\n    sha256: %s\n    models: [\"*\"]\n    quotas: {day: 1000000}\n", sha(keyAll))
+	if !strings.Contains(cfg, block) {
+		t.Fatal("the key's block is not in the configuration")
+	}
+	without := strings.Replace(cfg, block, "", 1)
+	freed := func() float64 { v, _ := g.metric("sluice_shm_cells_freed_total", nil); return v }
+	before := freed()
+	g.reloadWith(without)
+	await(t, "the removed key's cells freed", func() bool { return freed() >= before+2 })
+	res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, "spend"), nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, out)
+	}
+	spent := func() float64 {
+		v, _ := g.metric("sluice_key_spend_usd", map[string]string{"key": "limited", "period": "day"})
+		return v
+	}
+	limitedSpent := spent()
+	if limitedSpent <= 0 {
+		t.Fatalf("key limited spent %v", limitedSpent)
+	}
+	await(t, "a checkpoint keeping the removed key's spend", func() bool { return stateHolds(stateFile, "quota/all", sent) })
+
+	oldPID := g.cmd.Process.Pid
+	if out, err := sluiceUpgrade(g); err != nil || !strings.Contains(string(out), "upgraded") {
+		t.Fatalf("sluice upgrade: %v\n%s", err, out)
+	}
+	successor(t, pidFile, oldPID)
+	awaitExit(t, "the old supervisor to exit", oldPID)
+	if got := spent(); got != limitedSpent {
+		t.Fatalf("after the upgrade key limited spent %v, want %v", got, limitedSpent)
+	}
+	// The key comes back: what it spent before it left is its own again.
+	if err := os.WriteFile(g.Config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := sluiceReload(g); err != nil {
+		t.Fatalf("sluice reload: %v\n%s", err, out)
+	}
+	await(t, "key all back with its spend", func() bool { return quotaUsed(g) == float64(sent) })
+	sent += spendTokens(t, g, 2)
+	if got := quotaUsed(g); got != float64(sent) {
+		t.Fatalf("after two more: %v used, want %d", got, sent)
+	}
+	await(t, "the new supervisor's checkpoint", func() bool { return stateHolds(stateFile, "quota/all", sent) })
 }

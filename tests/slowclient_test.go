@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -309,5 +310,12 @@ func TestSendTimeoutCutsStalledReader(t *testing.T) {
 	line := stallOnLargeAnswer(t, g)
 	if line["status"] != 499.0 || line["error"] != "client_stalled" {
 		t.Errorf("usage line status %v error %v, want 499 client_stalled", line["status"], line["error"])
+	}
+	// Cut before its usage: the backend generated it all, so it is billed
+	// its reservation's worst case (default_max_tokens, 1024, here), not
+	// its prompt alone.
+	if line["completion_tokens"] != float64(config.DefaultMaxTokens) || line["usage_reported"] != false {
+		t.Errorf("a cut large answer billed completion_tokens %v (usage_reported %v), want %d",
+			line["completion_tokens"], line["usage_reported"], config.DefaultMaxTokens)
 	}
 }

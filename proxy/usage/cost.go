@@ -48,3 +48,24 @@ func appendUSD(b []byte, pico int64) []byte {
 	}
 	return append(b, digits[:end]...)
 }
+
+// MaxBilledTokens bounds each count of one request's usage as it is billed
+// (cost_usd, quotas, budgets): more than any model's context window (10M
+// tokens is the largest served today), so that no real answer is cut, and
+// few enough that a backend's nonsense — a count of 1e18 — costs one
+// request's worth rather than saturating a key's lifetime total
+// (quota.Saturated) in a single answer.
+const MaxBilledTokens = 1 << 24
+
+// Billable is u as it is billed: each count within 0 and MaxBilledTokens,
+// the cached tokens within the prompt, and the total at least the prompt
+// and the completion together (a backend whose total says less bills what
+// its parts say).
+func Billable(u sse.Usage) sse.Usage {
+	clamp := func(n int64) int64 { return min(max(n, 0), MaxBilledTokens) }
+	b := u
+	b.Prompt, b.Completion = clamp(u.Prompt), clamp(u.Completion)
+	b.Cached = min(clamp(u.Cached), b.Prompt)
+	b.Total = max(clamp(u.Total), b.Prompt+b.Completion)
+	return b
+}

@@ -28,6 +28,29 @@ func TestPriceOf(t *testing.T) {
 	}
 }
 
+// Usage as billed: each count within 0 and MaxBilledTokens, cached within
+// the prompt, the total at least its parts; a sane usage unchanged.
+func TestBillable(t *testing.T) {
+	const m = MaxBilledTokens
+	for _, c := range []struct{ in, want sse.Usage }{
+		{sse.Usage{Prompt: 100, Completion: 20, Total: 120, Cached: 40, Found: true}, sse.Usage{Prompt: 100, Completion: 20, Total: 120, Cached: 40, Found: true}},
+		{sse.Usage{Prompt: 100, Completion: 20, Total: 1}, sse.Usage{Prompt: 100, Completion: 20, Total: 120}},
+		{sse.Usage{Prompt: -7, Completion: -1, Total: -8, Cached: -3}, sse.Usage{}},
+		{sse.Usage{Prompt: 1 << 60, Completion: 1 << 62, Total: 1<<63 - 1, Cached: 1 << 61}, sse.Usage{Prompt: m, Completion: m, Total: 2 * m, Cached: m}},
+		{sse.Usage{Prompt: 5, Cached: 9, Total: 5}, sse.Usage{Prompt: 5, Cached: 5, Total: 5}},
+	} {
+		if got := Billable(c.in); got != c.want {
+			t.Errorf("Billable(%+v) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+	// At the largest price the config allows, one request's worst bill
+	// stays far below a lifetime's total: no single answer saturates it.
+	p := Price{Input: 10_000 * 1_000_000, Cached: 10_000 * 1_000_000, Output: 10_000 * 1_000_000}
+	if worst := p.Of(Billable(sse.Usage{Prompt: 1 << 62, Completion: 1 << 62})); worst > (1<<63-1)/16 {
+		t.Fatalf("one request may bill %d pico-USD", worst)
+	}
+}
+
 // cost_usd is the pico-USD count as dollars, exact: the same digits as
 // big.Rat's, without trailing zeros, and valid JSON.
 func TestAppendUSD(t *testing.T) {
