@@ -161,6 +161,10 @@ type Config struct {
 	// one per key, per model (its queue), per backend of a model and per
 	// provider key of a backend (api_keys_env).
 	ShmCells int `yaml:"shm_cells"`
+	// EndUserTable is the capacity, in entries, of the shared region's
+	// table of end users (keys[].end_user); nil: DefaultEndUserTable. A
+	// change takes a restart.
+	EndUserTable *int `yaml:"end_user_table"`
 	// PrefixIndex sizes the shared prefix index that places affinity:
 	// prefix requests where their prompt's longest prefix was sent.
 	PrefixIndex PrefixIndex `yaml:"prefix_index"`
@@ -237,6 +241,77 @@ type Key struct {
 	// Budget is the key's spend over a period, in USD at its models'
 	// prices (an unpriced model costs nothing); nil: none.
 	Budget *Budget `yaml:"budget"`
+	// EndUser applies limits to each end user of the key (the application
+	// behind it serves many); nil: none.
+	EndUser *EndUser `yaml:"end_user"`
+}
+
+// EndUser is a key's limits per end user, each distinct end user (as From
+// names them) held to them, exact across workers, in the shared region's
+// end-user table.
+type EndUser struct {
+	// From is where a request names its end user: "body.user" (default;
+	// the request's "user" field, read as the backend reads it) or
+	// "header:<Name>" (a request header, such as an application's
+	// X-End-User). A request that names none is the key's anonymous end
+	// user: one end user, limited like any other.
+	From string `yaml:"from"`
+	// RequestsPerMinute, TokensPerMinute and MaxConcurrent are each end
+	// user's limits, as the key's own (0: none).
+	RequestsPerMinute int64 `yaml:"requests_per_minute"`
+	TokensPerMinute   int64 `yaml:"tokens_per_minute"`
+	MaxConcurrent     int64 `yaml:"max_concurrent"`
+	// Quota is each end user's tokens per calendar period; nil: none.
+	Quota *EndUserQuota `yaml:"quota"`
+	// MaxTracked bounds how many of the key's end users the table holds
+	// at once (0 in the file: DefaultEndUsersTracked): end users beyond it
+	// share the key's overflow end user, one end user's limits for them
+	// all, so that a flood of distinct ids tightens the limits rather
+	// than lifting them, and takes no other key's room.
+	MaxTracked int `yaml:"max_tracked"`
+}
+
+// EndUserQuota is at most Tokens per Per ("day", "week" or "month").
+type EndUserQuota struct {
+	Tokens int64  `yaml:"tokens"`
+	Per    string `yaml:"per"`
+}
+
+// The end-user table's defaults and bounds.
+const (
+	// DefaultEndUserTable is the end-user table's capacity in entries
+	// (72 bytes each: 4.5 MiB, its pages touched only as used).
+	DefaultEndUserTable = 1 << 16
+	// MaxEndUserTable bounds end_user_table: 16,777,216 entries, 1.1 GiB.
+	MaxEndUserTable = 1 << 24
+	// DefaultEndUsersTracked is a key's end_user.max_tracked by default.
+	DefaultEndUsersTracked = 10_000
+	// MaxEndUserID bounds a header's end user id, in bytes (a body's
+	// "user" is bounded by max_body and hashed whole).
+	MaxEndUserID = 1024
+	// MaxEndUserQuota bounds end_user.quota.tokens: a reservation of the
+	// table is kept in 40 bits.
+	MaxEndUserQuota = 1 << 40
+)
+
+// EndUserHeader is the header name From names, "" for body.user.
+func (e *EndUser) EndUserHeader() string {
+	h, _ := strings.CutPrefix(e.From, "header:")
+	if h == e.From {
+		return ""
+	}
+	return h
+}
+
+// Tracked is MaxTracked with its default.
+func (e *EndUser) Tracked() int { return cmp.Or(e.MaxTracked, DefaultEndUsersTracked) }
+
+// EndUserEntries is the end-user table's capacity (0: none).
+func (c *Config) EndUserEntries() int {
+	if c.EndUserTable == nil {
+		return DefaultEndUserTable
+	}
+	return *c.EndUserTable
 }
 
 // Quotas are tokens per day, ISO week (from Monday) and month.
@@ -753,7 +828,7 @@ func ProcessChanges(old, new *Config) []string {
 // admin_tls being there or not (its files a reload re-reads), admin_token_env, admin_timeouts, admin_max_conns and admin_hosts (the
 // admin listener is set up once), pid_file (how
 // `sluice reload` finds the running supervisor) and shm_cells and
-// prefix_index.entries (the size of the shared region).
+// prefix_index.entries and end_user_table (the size of the shared region).
 func RestartChanges(old, new *Config) []string {
 	var out []string
 	diff(&out, "admin", old.Admin, new.Admin)
@@ -766,6 +841,7 @@ func RestartChanges(old, new *Config) []string {
 	diff(&out, "state_dir", old.StateDir, new.StateDir)
 	diff(&out, "shm_cells", old.ShmCells, new.ShmCells)
 	diff(&out, "prefix_index.entries", old.PrefixEntries(), new.PrefixEntries())
+	diff(&out, "end_user_table", old.EndUserEntries(), new.EndUserEntries())
 	return out
 }
 

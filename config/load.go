@@ -327,6 +327,7 @@ func (c *Config) validate() Problems {
 			}
 		}
 	}
+	tracked := 0 // end users the keys' end_user blocks may track, together
 	for i, k := range c.Keys {
 		p := fmt.Sprintf("keys[%d]", i)
 		switch {
@@ -401,9 +402,20 @@ func (c *Config) validate() Problems {
 				add(p+".budget.per", "must be day, week or month, got %q", b.Per)
 			}
 		}
+		if e := k.EndUser; e != nil {
+			tracked += e.Tracked() + 1 // and its overflow end user
+			checkEndUser(add, p+".end_user", e)
+		}
 		if len(k.CacheGroup) > MaxCacheGroup {
 			add(p+".cache_group", "must be at most %d bytes, got %d", MaxCacheGroup, len(k.CacheGroup))
 		}
+	}
+	switch n := c.EndUserEntries(); {
+	case n < 0 || n > MaxEndUserTable:
+		add("end_user_table", "must be 0 (no table) to %d entries, got %d", MaxEndUserTable, n)
+	case tracked > n:
+		add("end_user_table", "holds %d end users, and the keys' end_user.max_tracked (each and its overflow end user) add up to %d: "+
+			"raise end_user_table (a restart) or lower max_tracked", n, tracked)
 	}
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		add("state_dir", "must be an absolute path (e.g. /var/lib/sluice), got %q", c.StateDir)
@@ -504,4 +516,50 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// checkEndUser validates a key's end_user block at p.
+func checkEndUser(add func(field, format string, args ...any), p string, e *EndUser) {
+	switch h := e.EndUserHeader(); {
+	case e.From == "" || e.From == "body.user":
+	case h != "" && validHeaderName(h):
+	default:
+		add(p+".from", "must be body.user or header:<Name> (a header name, e.g. header:X-End-User), got %q", e.From)
+	}
+	for _, l := range []struct {
+		field string
+		v     int64
+	}{{"requests_per_minute", e.RequestsPerMinute}, {"tokens_per_minute", e.TokensPerMinute}, {"max_concurrent", e.MaxConcurrent}} {
+		if l.v < 0 {
+			add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
+		}
+	}
+	if q := e.Quota; q != nil {
+		if q.Tokens <= 0 || q.Tokens > MaxEndUserQuota {
+			add(p+".quota.tokens", "must be 1 to %d tokens, got %d", int64(MaxEndUserQuota), q.Tokens)
+		}
+		switch q.Per {
+		case "day", "week", "month":
+		default:
+			add(p+".quota.per", "must be day, week or month, got %q", q.Per)
+		}
+	}
+	if e.RequestsPerMinute == 0 && e.TokensPerMinute == 0 && e.MaxConcurrent == 0 && e.Quota == nil {
+		add(p, "sets no limit: give requests_per_minute, tokens_per_minute, max_concurrent or quota")
+	}
+	if e.MaxTracked < 0 || e.MaxTracked > MaxEndUserTable {
+		add(p+".max_tracked", "must be 0 (default %d) to %d, got %d", DefaultEndUsersTracked, MaxEndUserTable, e.MaxTracked)
+	}
+}
+
+// validHeaderName reports whether h is an HTTP header name (RFC 9110's
+// token characters).
+func validHeaderName(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return h != ""
 }

@@ -142,8 +142,14 @@ const Saturated = math.MaxInt64
 // its base as it was, so what was spent still counts, until now's period
 // ends.
 func Used(c *shm.Cell, p Period, cal Calendar, now time.Time) int64 {
+	return UsedOf(c.Scalar(idScalar(p)), c.Scalar(baseScalar(p)), c.Scalar(sTotal), p, cal, now)
+}
+
+// UsedOf is Used over any three words of the shared region: a period's id
+// and base, and the total they count from (an end user's quota keeps them
+// in its entry of the end-user table).
+func UsedOf(ip, bp, tp *int64, p Period, cal Calendar, now time.Time) int64 {
 	id := cal.ID(p, now)
-	ip, bp, tp := c.Scalar(idScalar(p)), c.Scalar(baseScalar(p)), c.Scalar(sTotal)
 	var deadline time.Time
 	for spins := 0; ; spins++ {
 		got := atomic.LoadInt64(ip)
@@ -243,6 +249,9 @@ func sat(a, b int64) int64 {
 	}
 	return math.MaxInt64
 }
+
+// AddSaturating adds d (> 0) to a total at p, held at the largest int64.
+func AddSaturating(p *int64, d int64) { addSaturating(p, d) }
 
 // addSaturating adds d (> 0) to *p, stopping at the largest int64 rather
 // than wrapping to a negative total (which would lift every quota). The

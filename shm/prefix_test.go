@@ -206,7 +206,7 @@ func TestPrefixLayout(t *testing.T) {
 	if uintptr(unsafe.Pointer(&r.words[r.prefix.base]))%64 != 0 || r.prefix.base != r.recall.base+r.recall.words() {
 		t.Fatal("the prefix index is not on a cache line after the recall table")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, Tables{100, 100}); got != want || r.prefix.base+104*RecallEntryBytes/8 != r.meterBase {
+	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 100, Prefix: 100}); got != want || r.prefix.base+104*RecallEntryBytes/8+extWords != r.meterBase {
 		t.Fatalf("region of %d bytes, Size says %d", got, want)
 	}
 	d, err := Create(1, 1)

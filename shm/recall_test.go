@@ -386,7 +386,7 @@ func oldRegion(t *testing.T, v int64, tables Tables) (r, opened *Region) {
 	if v <= layoutNoTickets {
 		tickets = 0
 	}
-	r, err := create(8, 2, tables, series, rows, tickets)
+	r, err := createLayout(8, 2, tables, series, rows, tickets, v >= LayoutVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestRecallLayout(t *testing.T) {
 	if uintptr(unsafe.Pointer(&r.words[r.recall.base]))%64 != 0 {
 		t.Fatal("the recall table is not on a cache line")
 	}
-	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 104}); got != want || r.recall.base+104*RecallEntryBytes/8 != r.meterBase {
+	if got, want := len(r.words)*8, Size(16, 4, Tables{Recall: 104}); got != want || r.recall.base+104*RecallEntryBytes/8+extWords != r.meterBase {
 		t.Fatalf("region of %d bytes, Size says %d; table from word %d", got, want, r.recall.base)
 	}
 	if d, _ := Create(1, 1); d.RecallCapacity() != DefaultRecallEntries || Size(1, 1, Tables{Recall: DefaultRecallEntries})-Size(1, 1, Tables{}) != 2<<20 {

@@ -24,6 +24,8 @@
 package shm
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -40,7 +42,8 @@ import (
 // Magic marks a sluice region; LayoutVersion changes with any change of the
 // layout below, and a region of another version is refused — except the
 // versions before it, which are this layout with parts left out (their
-// header words 0, nothing in their place): version 4 has no ticket key
+// header words 0, nothing in their place): version 5 has no extension
+// header and no end-user table (endusers.go), version 4 no ticket key
 // sets (hTickets, tickets.go), version 3 no prefix index either
 // (hPrefix), version 2 no meter either (hMeterSeries, hMeterRows), version
 // 1 no recall table either (hRecall). A binary upgrade from an older sluice
@@ -50,7 +53,10 @@ import (
 // restart.)
 const (
 	Magic         = 0x31454349554c53 // "SLUICE1" little-endian
-	LayoutVersion = 5
+	LayoutVersion = 6
+	// layoutNoEndUsers is the version before the extension header and the
+	// end-user table (endusers.go).
+	layoutNoEndUsers = 5
 	// layoutNoTickets is the version before the ticket key sets (tickets.go).
 	layoutNoTickets = 4
 	// layoutNoPrefix is the version before the prefix index (prefix.go).
@@ -157,14 +163,18 @@ type Region struct {
 	meterSeries, meterRows  int // 0: the region has no meter
 
 	ticketBase, ticketSets int // first word and number of the ticket key sets (0: none)
+
+	ext      int          // first word of the extension header; -1: none (a version-5 region)
+	endUsers endUserTable // the end-user table (endusers.go)
 }
 
 // Tables are the capacities, in entries, of a region's bounded tables,
 // each rounded up to a whole number of buckets (RecallBucket entries); 0
 // makes a region without that table, where it always misses.
 type Tables struct {
-	Recall int // the recall table (default DefaultRecallEntries)
-	Prefix int // the prefix index (default DefaultPrefixEntries)
+	Recall   int // the recall table (default DefaultRecallEntries)
+	Prefix   int // the prefix index (default DefaultPrefixEntries)
+	EndUsers int // the end-user table (endusers.go; none by default)
 }
 
 // defaultTables are the tables of a region made by Create.
@@ -175,7 +185,7 @@ var defaultTables = Tables{Recall: DefaultRecallEntries, Prefix: DefaultPrefixEn
 // a meter of DefaultMeterSeries series and DefaultMeterRows rows, and
 // TicketSets ticket key sets.
 func Size(cells, columns int, t Tables) int {
-	return baseSize(cells, columns, t) + (meterWords(DefaultMeterSeries, DefaultMeterRows, columns)+ticketWords(TicketSets))*8
+	return baseSize(cells, columns, t) + (extWords+endUserWords(t.EndUsers)+meterWords(DefaultMeterSeries, DefaultMeterRows, columns)+ticketWords(TicketSets))*8
 }
 
 // baseSize is Size without the meter: a region as a sluice before the
@@ -211,18 +221,27 @@ func CreateWith(cells, columns int, t Tables) (*Region, error) {
 // a meter, as a version-2 sluice made them; ticketSets 0: without ticket
 // key sets, as a version-4 one did).
 func create(cells, columns int, t Tables, meterSeries, meterRows, ticketSets int) (*Region, error) {
-	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || meterSeries < 0 || meterRows < 0 ||
-		ticketSets < 0 || ticketSets > TicketSets {
+	return createLayout(cells, columns, t, meterSeries, meterRows, ticketSets, true)
+}
+
+// createLayout is create, with ext false for a region without the
+// extension header and end-user table (a version-5 sluice's).
+func createLayout(cells, columns int, t Tables, meterSeries, meterRows, ticketSets int, ext bool) (*Region, error) {
+	if cells < 1 || columns < 1 || !tableSize(t.Recall) || !tableSize(t.Prefix) || !tableSize(t.EndUsers) || meterSeries < 0 || meterRows < 0 ||
+		ticketSets < 0 || ticketSets > TicketSets || (!ext && t.EndUsers > 0) {
 		return nil, fmt.Errorf("shm: %d cells × %d columns, %d recall and %d prefix entries, a meter of %d series × %d rows is not a region",
 			cells, columns, t.Recall, t.Prefix, meterSeries, meterRows)
 	}
-	t.Recall, t.Prefix = roundEntries(t.Recall), roundEntries(t.Prefix)
+	t.Recall, t.Prefix, t.EndUsers = roundEntries(t.Recall), roundEntries(t.Prefix), roundEntries(t.EndUsers)
 	fd, err := unix.MemfdCreate("sluice-shm", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("shm: memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "sluice-shm")
 	size := baseSize(cells, columns, t) + (meterWords(meterSeries, meterRows, columns)+ticketWords(ticketSets))*8
+	if ext {
+		size += (extWords + endUserWords(t.EndUsers)) * 8
+	}
 	if err := f.Truncate(int64(size)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shm: size the region: %w", err)
@@ -240,6 +259,20 @@ func create(cells, columns int, t Tables, meterSeries, meterRows, ticketSets int
 	w[hTickets] = int64(ticketSets)
 	r.cells, r.cols, r.cw = cells, columns, cellWords(columns)
 	r.setTables(t.Recall, t.Prefix)
+	if ext {
+		w[r.extBase()+xEndUsers] = int64(t.EndUsers)
+		var seed [16]byte
+		if _, err := rand.Read(seed[:]); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("shm: the end-user table's seed: %w", err)
+		}
+		w[r.extBase()+xSeed] = int64(binary.LittleEndian.Uint64(seed[:]))
+		w[r.extBase()+xSeed+1] = int64(binary.LittleEndian.Uint64(seed[8:]))
+		r.setEndUsers(true, t.EndUsers)
+	} else {
+		w[hVersion] = layoutNoEndUsers
+		r.setEndUsers(false, 0)
+	}
 	r.setTickets(ticketSets)
 	r.setMeter(meterSeries, meterRows)
 	for i := 0; i < cells; i++ {
@@ -276,17 +309,23 @@ func Open(f *os.File) (*Region, error) {
 		r.mem.Unmap() //nolint:errcheck
 		return nil, fmt.Errorf("shm: the region has layout version %d and this binary knows version %d; "+
 			"stop the running sluice (or restart instead of upgrading) to start on a fresh region", v, LayoutVersion)
-	case w[hSize] != st.Size() || int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
+	case w[hSize] != st.Size() || w[hCells] < 1 || w[hCells] > math.MaxInt32 || w[hColumns] < 1 || w[hColumns] > math.MaxInt32 ||
+		int(w[hCellWords]) != cellWords(int(w[hColumns])) ||
 		!tableWord(w[hRecall]) || !tableWord(w[hPrefix]) ||
 		w[hMeterSeries] < 0 || w[hMeterSeries] > math.MaxInt32 || w[hMeterRows] < 0 || w[hMeterRows] > math.MaxInt32 ||
-		w[hTickets] < 0 || w[hTickets] > TicketSets ||
-		baseSize(int(w[hCells]), int(w[hColumns]), Tables{int(w[hRecall]), int(w[hPrefix])})+
+		w[hTickets] < 0 || w[hTickets] > TicketSets || !extFits(w) ||
+		baseSize(int(w[hCells]), int(w[hColumns]), Tables{Recall: int(w[hRecall]), Prefix: int(w[hPrefix])})+extSize(w)+
 			(meterWords(int(w[hMeterSeries]), int(w[hMeterRows]), int(w[hColumns]))+ticketWords(int(w[hTickets])))*8 != int(w[hSize]):
 		r.mem.Unmap() //nolint:errcheck
 		return nil, errors.New("shm: the region's header does not match its size")
 	}
 	r.cells, r.cols, r.cw = int(w[hCells]), int(w[hColumns]), int(w[hCellWords])
 	r.setTables(int(w[hRecall]), int(w[hPrefix]))
+	if w[hVersion] >= LayoutVersion {
+		r.setEndUsers(true, int(w[r.extBase()+xEndUsers]))
+	} else {
+		r.setEndUsers(false, 0)
+	}
 	r.setTickets(int(w[hTickets]))
 	r.setMeter(int(w[hMeterSeries]), int(w[hMeterRows]))
 	return r, nil
@@ -300,7 +339,7 @@ func knownVersion(w []int64) bool {
 	noPrefix := noTickets && w[hPrefix] == 0
 	noMeter := noPrefix && w[hMeterSeries] == 0 && w[hMeterRows] == 0
 	switch w[hVersion] {
-	case LayoutVersion:
+	case LayoutVersion, layoutNoEndUsers:
 		return true
 	case layoutNoTickets:
 		return noTickets
@@ -606,17 +645,7 @@ func (c *Cell) MinMark() (int64, int) {
 // nanoseconds of the region clock. It returns whether it admitted and the
 // TAT after (admitted) or as found (refused).
 func (c *Cell) GCRA(i int, now, cost, window int64) (bool, int64) {
-	p := &c.w[cScalars+i]
-	for {
-		old := atomic.LoadInt64(p)
-		next := max(old, now) + cost
-		if next-now > window {
-			return false, old
-		}
-		if atomic.CompareAndSwapInt64(p, old, next) {
-			return true, next
-		}
-	}
+	return GCRA(&c.w[cScalars+i], now, cost, window)
 }
 
 // StaleLoad is how old a backend's reported load may be and still count.

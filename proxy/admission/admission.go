@@ -66,17 +66,35 @@ type Clock interface{ Now() int64 }
 // (hertz's ResponseHeader does).
 type Headers interface{ SetCanonical(key, value []byte) }
 
+// NoHeaders takes no header: an end user's limits do not speak for the
+// key's in the answer's x-ratelimit-* headers.
+type NoHeaders struct{}
+
+// SetCanonical drops the header.
+func (NoHeaders) SetCanonical(_, _ []byte) {}
+
+// Counter is where a key's limits are kept: its cell of the shared region
+// (*shm.Cell), or an end user's entry of the end-user table
+// (*enduser.Entry): a gauge of places in flight, and two GCRA limiters
+// (shm.RequestTAT, shm.TokenTAT).
+type Counter interface {
+	Acquire(col int, limit int64) bool
+	Release(col int)
+	GCRA(i int, now, cost, window int64) (bool, int64)
+	Settle(i int, delta int64)
+}
+
 // Key is the key being admitted: its name (for the refusal's words), its
 // cell, and the limits this gateway enforces for it (its Share).
 type Key struct {
 	Name   string
-	Cell   *shm.Cell
+	Cell   Counter
 	Limits Limits
 }
 
 // Admission is what a request took from its key's limits, until Release.
 type Admission struct {
-	cell       *shm.Cell
+	cell       Counter
 	col        int
 	concurrent bool     // holds a place of max_concurrent
 	rpmCost    int64    // what the requests limiter was charged, to give back if a later limit refuses
