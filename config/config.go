@@ -306,6 +306,16 @@ func (e *EndUser) EndUserHeader() string {
 // Tracked is MaxTracked with its default.
 func (e *EndUser) Tracked() int { return cmp.Or(e.MaxTracked, DefaultEndUsersTracked) }
 
+// HasEndUsers reports whether a key has an end_user block.
+func (c *Config) HasEndUsers() bool {
+	for _, k := range c.Keys {
+		if k.EndUser != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // EndUserEntries is the end-user table's capacity (0: none).
 func (c *Config) EndUserEntries() int {
 	if c.EndUserTable == nil {

@@ -109,7 +109,7 @@ func (t Table) owner(key string, id string, overflow bool) int64 {
 		n += copy(buf[n:], id)
 	}
 	s := sha256.Sum256(buf[:n])
-	return int64(binary.LittleEndian.Uint64(s[:])&math.MaxInt64) | 1
+	return int64(binary.LittleEndian.Uint64(s[:]) | 1) // all 64 bits: the bucket is chosen by the high ones
 }
 
 // Place is where Find put an end user.

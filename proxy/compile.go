@@ -127,6 +127,7 @@ func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
 		kr.quotas.spend = cell(shm.BudgetCell(k.Name))
 		kr.quotas.spendLimit = []quota.Limit{{P: per, Max: b.BudgetPico()}}
 	}
+	kr.endUsers = compileEndUsers(k, kr.cell)
 	if kr.fair.Weight == 0 {
 		kr.fair.Weight = config.DefaultKeyWeight
 	}

@@ -54,6 +54,7 @@ type admitted struct {
 	// reserved is the request's token reservation (phase 6): its worst
 	// case, billed for a large answer cut before its usage was read.
 	reserved int64
+	endUser  endUserHold // what it took of its end user's limits (endusers.go)
 }
 
 // placement is where the request may go (phase 8) and where it went.
@@ -162,6 +163,7 @@ func (g *Gateway) end(x *exchange) {
 	}
 	if x.req.key != nil {
 		g.releaseQuotas(x, true)
+		x.releaseEndUser(usage.Billable(x.rec.Usage).Total, x.rec.Usage.Found)
 	}
 	if x.fair.charged > 0 && x.rec.Usage.Found {
 		x.req.key.fair.Settle(x.fair.chargedPrompt, x.fair.charged, x.rec.Usage.Total)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/enduser"
 	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/usage"
@@ -89,17 +90,19 @@ func (r clockedRegion) Now() int64 { return r.clock.Now() }
 // Gateway is the state a worker's request handlers share, each part in a
 // type of its own that owns it.
 type Gateway struct {
-	routes  routeState // the route table, its reloads and health checks (reload.go)
-	region  Region
-	col     int // this worker's column in every shared cell
-	queues  *queue.Set[*backendRoute]
-	bodies  bodyStore    // request bodies kept for retries (body.go)
-	marks   workerMarks  // what the worker publishes in the region, and the fleet size it reads
-	records recorder     // usage lines, the meter, request ids
-	tracer  tracerState  // trace.go
-	client  clientBounds // the bounds on a request's body and answer (client.go)
-	log     *slog.Logger
-	life    lifecycle
+	routes routeState // the route table, its reloads and health checks (reload.go)
+	region Region
+	// endUsers is the shared end-user table (endusers.go).
+	endUsers enduser.Table
+	col      int // this worker's column in every shared cell
+	queues   *queue.Set[*backendRoute]
+	bodies   bodyStore    // request bodies kept for retries (body.go)
+	marks    workerMarks  // what the worker publishes in the region, and the fleet size it reads
+	records  recorder     // usage lines, the meter, request ids
+	tracer   tracerState  // trace.go
+	client   clientBounds // the bounds on a request's body and answer (client.go)
+	log      *slog.Logger
+	life     lifecycle
 }
 
 // lifecycle is the gateway's own life: when it began, and the background
@@ -156,11 +159,12 @@ func New(o Options) (*Gateway, error) {
 	var rnd [4]byte
 	rand.Read(rnd[:]) //nolint:errcheck // never fails on Linux
 	g := &Gateway{
-		region: region,
-		col:    o.Column,
-		queues: queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
-		log:    o.Log,
-		life:   lifecycle{started: time.Now()},
+		region:   region,
+		endUsers: enduser.NewTable(o.Region),
+		col:      o.Column,
+		queues:   queue.NewSet[*backendRoute](o.Column, region, o.WakeWrite),
+		log:      o.Log,
+		life:     lifecycle{started: time.Now()},
 		records: recorder{usage: ulog, meter: newRequestMeter(meter.NewRecorder(o.Region, o.Column)),
 			idPrefix: "req_" + hex.EncodeToString(rnd[:]) + "w" + strconv.Itoa(o.Slot) + "_"},
 		bodies: bodyStore{col: o.Column, log: o.Log,

@@ -26,9 +26,13 @@ import (
 //	             into a temporary file (503 body_buffer_failed if it fails)
 //	4. scan      read "model" and the other fields the API has as the
 //	             backend will, or refuse what it could read differently (400)
+//	4b. end user the key's end user (body "user" or a header): its requests
+//	             per minute and places in flight, in the shared end-user
+//	             table (429 end_user_rate_limit_exceeded)
 //	5. route     model → models[] entry (404), key may use it (403)
 //	6. tokens    the key's tokens per minute, reserved from max_tokens and
-//	             the prompt's size (429)
+//	             the prompt's size, its quotas and budget, its end user's
+//	             tokens per minute and quota (429)
 //	7. rewrite   upstream_model replaces "model", stream_options.include_usage
 //	             is added to streams that report usage only when asked, in
 //	             the bytes
@@ -54,7 +58,7 @@ type phase func(g *Gateway, ctx context.Context, c *app.RequestContext, x *excha
 
 // routePhase is requestPhases' index of route (5): where a fallback model
 // starts again (fallback.go).
-const routePhase = 4
+const routePhase = 5
 
 // requestPhases are phases 1–10, in the order they run. The answer's
 // head (11) is respond's; its body is relayed by serve.
@@ -63,6 +67,7 @@ var requestPhases = [...]phase{
 	(*Gateway).limitKey,     // 2
 	(*Gateway).readRequest,  // 3
 	(*Gateway).scanRequest,  // 4
+	(*Gateway).limitEndUser, // 4b
 	(*Gateway).route,        // 5
 	(*Gateway).limitTokens,  // 6
 	(*Gateway).rewrite,      // 7
@@ -254,6 +259,7 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 		// back.
 		x.req.adm.ReturnTokens()
 		g.releaseQuotas(x, false)
+		x.returnEndUserTokens()
 	}
 	prompt := x.promptTokens()
 	want := tokenReservation(x.req.model, &x.req.scan, prompt, x.api.generates())
@@ -261,7 +267,15 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 	if e := g.admitTokens(c, x.req.adm, want, prompt, x.req.model, &x.req.scan); e != nil {
 		return e
 	}
-	return g.admitQuotas(c, x, want, prompt)
+	if e := g.admitQuotas(c, x, want, prompt); e != nil {
+		return e
+	}
+	if e := g.admitEndUserTokens(x, want); e != nil {
+		x.req.adm.Refused()
+		g.releaseQuotas(x, false)
+		return e
+	}
+	return nil
 }
 
 // 7. rewrite: the body as it goes upstream. The edits are pieces between

@@ -46,6 +46,7 @@ type keyRoute struct {
 	fair      queue.Key        // its place in the queues: weight, priority, served counter
 	cacheSalt string           // its cache group's cache_salt (groupSalt)
 	quotas    keyQuotas        // its quotas and budget (quotas.go)
+	endUsers  *keyEndUsers     // its end users' limits (endusers.go); nil: none
 }
 
 // modelRoute is one entry of models[].

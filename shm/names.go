@@ -48,6 +48,13 @@ const (
 	// beyond their prompt's estimate (their answers, mostly), in tokens:
 	// charged with the prompt when a request takes its slot.
 	KeyMeanRestScalar = 5
+	// KeyEndUsersScalar counts the key's entries of the end-user table
+	// whose state counts (package enduser: bounded by its max_tracked at
+	// every claim, recounted by the supervisor's sweep).
+	KeyEndUsersScalar = 6
+	// KeyEndUserOverflowScalar counts the key's requests held to its
+	// overflow end user (end users it could not track).
+	KeyEndUserOverflowScalar = 7
 )
 
 // ServedUnitsPerToken is what one token adds to the KeyServedScalar of a

@@ -182,6 +182,7 @@ func writeKeyMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 		t.Float(float64(atomic.LoadInt64(k.cell.Scalar(shm.KeyQueueWaitScalar)))/1e9, k.name)
 	}
 	writeQuotaMetrics(t, cfg, r)
+	writeEndUserMetrics(t, cfg, r)
 	t.Family("sluice_key_served_tokens",
 		"A key's fair-queue finish tag, in tokens over its weight: the virtual time at which its last request, served or waiting, ends. Requests go in the order of their start tags; an idle key starts at the model's virtual time.",
 		"gauge", "key")
@@ -229,6 +230,30 @@ func writeQuotaMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 		for _, r := range spend {
 			t.Float(float64(r.v)/1e12, r.key, r.period)
 		}
+	}
+}
+
+// writeEndUserMetrics writes, for each key with end_user, how many of its
+// end users the table tracks and how many requests went to its overflow
+// end user (per end user there are no series: there may be millions).
+func writeEndUserMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
+	var cells []*shm.Cell
+	var names []string
+	for _, k := range cfg.Keys {
+		if c := r.Lookup(shm.KeyCell(k.Name)); c != nil && k.EndUser != nil {
+			cells, names = append(cells, c), append(names, k.Name)
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	t.Family("sluice_end_users_tracked", "End users of a key whose limits' state the end-user table holds now (at most its end_user.max_tracked), as of the supervisor's last count (every second).", "gauge", "key")
+	for i, c := range cells {
+		t.Int(atomic.LoadInt64(c.Scalar(shm.KeyEndUsersScalar)), names[i])
+	}
+	t.Family("sluice_end_user_overflow_total", "Requests of a key's end users it could not track (its max_tracked reached, or their bucket full), held together to one end user's limits.", "counter", "key")
+	for i, c := range cells {
+		t.Int(atomic.LoadInt64(c.Scalar(shm.KeyEndUserOverflowScalar)), names[i])
 	}
 }
 

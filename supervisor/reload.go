@@ -15,7 +15,9 @@ import (
 
 	"github.com/sluice-gw/sluice/cells"
 	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/enduser"
 	"github.com/sluice-gw/sluice/hotreload"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -158,7 +160,7 @@ func (s *supervisor) frameLocked() hotreload.Frame {
 
 // sweep frees, now and then, the cells of names a reload removed, once no
 // worker runs a request on a configuration that had them and nothing is
-// held in them.
+// held in them; and recounts the end-user table (sweepEndUsers).
 func (s *supervisor) sweep() {
 	for {
 		select {
@@ -168,7 +170,9 @@ func (s *supervisor) sweep() {
 		}
 		s.cfgMu.Lock()
 		s.metrics.freed.Add(float64(s.retired.Sweep(s.region, s.quota.freeing)))
+		cfg := s.cfg
 		s.cfgMu.Unlock()
+		s.sweepEndUsers(cfg)
 	}
 }
 
@@ -275,4 +279,30 @@ func writePidFile(path string) error {
 		return fmt.Errorf("pid_file: %w", err)
 	}
 	return nil
+}
+
+// sweepEndUsers recounts each key's live entries of the end-user table
+// against its max_tracked and frees the entries of keys without end_user
+// now (package enduser).
+func (s *supervisor) sweepEndUsers(cfg *config.Config) {
+	if s.region.EndUserCapacity() == 0 {
+		return
+	}
+	cal := quota.NewCalendar(cfg.QuotaLocation())
+	now := cal.Now()
+	keys := map[uint32]enduser.SweepKey{}
+	for _, k := range cfg.Keys {
+		c := s.region.Lookup(shm.KeyCell(k.Name))
+		if k.EndUser == nil || c == nil {
+			continue
+		}
+		sk := enduser.SweepKey{Tracked: c.Scalar(shm.KeyEndUsersScalar)}
+		if q := k.EndUser.Quota; q != nil {
+			if p, ok := quota.ParsePeriod(q.Per); ok {
+				sk.Period = cal.ID(p, now)
+			}
+		}
+		keys[enduser.KeyHash(k.Name)] = sk
+	}
+	enduser.Sweep(s.region, keys, s.region.Now())
 }

@@ -448,6 +448,9 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 // worker takes its column, and wakes the others: what it held may be what
 // their queued requests wait for.
 func (s *supervisor) releaseWorker(sl *slot, pid int) {
+	// The end-user table counts places in flight in epochs: the dead
+	// worker's are forgotten with every other of its epoch (enduser).
+	s.region.BumpEndUserEpoch()
 	switch n := s.region.ReleaseColumn(sl.col); {
 	case n > 0:
 		s.metrics.released.Add(float64(n))

@@ -26,7 +26,7 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 		// The prefix index is sized here, once (prefix_index.entries); an
 		// inherited region keeps its own, or none when an older sluice
 		// made it (the index then misses: placement by rendezvous alone).
-		return shm.CreateWith(cfg.ShmCells, (2*n+7)&^7, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries()})
+		return shm.CreateWith(cfg.ShmCells, (2*n+7)&^7, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries(), EndUsers: cfg.EndUserEntries()})
 	})
 	if err != nil {
 		return nil, 0, 0, err
@@ -40,6 +40,9 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 				"restart sluice to change the worker count this much", n, half)
 		case region.Capacity() != cfg.ShmCells:
 			err = fmt.Errorf("shm_cells changed from %d to %d: restart sluice to resize the region", region.Capacity(), cfg.ShmCells)
+		case region.EndUserCapacity() != cfg.EndUserEntries() && cfg.HasEndUsers():
+			err = fmt.Errorf("the running region's end-user table holds %d entries and end_user_table says %d: restart sluice to resize it "+
+				"(a region made by a sluice before the end-user table has none)", region.EndUserCapacity(), cfg.EndUserEntries())
 		}
 		if err != nil {
 			region.Close()

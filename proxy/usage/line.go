@@ -164,6 +164,12 @@ func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	} else {
 		b = appendLogLiteral(b, r.UserRaw, logUserMax)
 	}
+	b = append(b, `,"end_user":`...)
+	if r.HasEndUser {
+		b = appendLogString(b, r.EndUser, logUserMax)
+	} else {
+		b = append(b, "null"...)
+	}
 	b = append(b, `,"user_agent":`...)
 	b = appendLogString(b, r.UserAgent, logUAMax)
 	b = append(b, `,"upstream_status":`...)

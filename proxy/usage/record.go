@@ -56,6 +56,8 @@ type Record struct {
 	PrefixMatched   int           // of them, the leading blocks the index held for the first candidate
 	UpstreamModel   string        // the model name sent upstream
 	UserRaw         string        // the request's "user", as its raw JSON string literal
+	EndUser         string        // the end user its key's end_user limits held it to ("" with HasEndUser: the anonymous one)
+	HasEndUser      bool          // the key has end_user limits
 	UserAgent       string        // the client's User-Agent, clipped
 	UpstreamCode    int           // status of the last backend answer
 	HeadersAt       time.Duration // to the backend's response headers

@@ -1,0 +1,176 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/sluice-gw/sluice/tests/fakevllm"
+)
+
+// endUserConfig is a gateway of two workers whose key "all" limits each
+// end user (the body's "user") to 2 requests a minute, tracking at most 16
+// of them, and whose key "limited" limits each end user its X-End-User
+// header names to a daily quota.
+func endUserConfig(be *fakevllm.Server, usage string) string {
+	cfg := baseConfig(be.URL(), usage, "end_user_table: 64")
+	cfg = strings.Replace(cfg, "    models: [\"*\"]\n",
+		"    models: [\"*\"]\n    end_user: {requests_per_minute: 2, max_tracked: 16}\n", 1)
+	return strings.Replace(cfg, "    models: [\"m\"]\n",
+		"    models: [\"m\"]\n    end_user: {from: \"header:X-End-User\", quota: {tokens: 200, per: day}, max_tracked: 16}\n", 1)
+}
+
+// Each end user of a key is held to the key's end_user limits, exact
+// across two workers, read as the backend reads "user" (an escaped id is
+// the same end user); a flood of 300 distinct ids is admitted no more than
+// the key's 16 tracked end users and its overflow end user allow, takes no
+// tracked end user's state and no other key's end users' room; a header
+// end user is held to its quota; the usage line names the end user; the
+// official SDK sees OpenAI's error.
+func TestEndUserLimits(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	usage := filepath.Join(t.TempDir(), "usage.log")
+	g := startGateway(t, endUserConfig(be, usage))
+	g.UsageLog = usage
+	chat := func(user string) []byte {
+		if user == "" {
+			return []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+		}
+		return []byte(`{"model":"m","max_tokens":5,"user":` + user + `,"messages":[{"role":"user","content":"hi"}]}`)
+	}
+	ask := func(body []byte, key string, hdr map[string]string) (*http.Response, []byte) {
+		t.Helper()
+		return post(t, freshClient(), g.URL+"/v1/chat/completions", key, body, hdr)
+	}
+
+	// alice: two a minute, on fresh connections (both workers); bob and
+	// the anonymous end user have their own.
+	for i := range 2 {
+		if res, out := ask(chat(`"alice"`), keyAll, nil); res.StatusCode != 200 {
+			t.Fatalf("alice's request %d: %d %s", i+1, res.StatusCode, out)
+		}
+	}
+	res, out := ask(chat(`"\u0061lice"`), keyAll, nil) // the same end user, escaped
+	if _, code, _ := openError(t, out); res.StatusCode != 429 || code != "end_user_rate_limit_exceeded" || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("alice's third request, escaped: %d %s (Retry-After %q)", res.StatusCode, out, res.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(string(out), `end user \"alice\" of key`) {
+		t.Errorf("the refusal does not name the end user: %s", out)
+	}
+	// A duplicated "user": read as Python reads it (the last), or refused:
+	// never a way past alice's limit.
+	if res, out := ask([]byte(`{"model":"m","user":"someone","user":"alice","messages":[{"role":"user","content":"hi"}]}`), keyAll, nil); res.StatusCode == 200 {
+		t.Fatalf("a duplicated user key passed alice's limit: %s", out)
+	}
+	for _, u := range []string{`"bob"`, ""} {
+		res, out := ask(chat(u), keyAll, nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("end user %s: %d %s", u, res.StatusCode, out)
+		}
+		want := strings.Trim(u, `"`)
+		if line := g.usageLineFor(t, res.Header.Get("X-Request-Id")); line["end_user"] != want {
+			t.Errorf("usage line end_user %v, want %q", line["end_user"], want)
+		}
+	}
+	// The key's own x-ratelimit headers are untouched by its end users'
+	// (it has no limits of its own: none are sent).
+	if res, _ := ask(chat(`"carol"`), keyAll, nil); res.Header.Get("X-Ratelimit-Limit-Requests") != "" {
+		t.Errorf("an end user's limit spoke for the key: X-Ratelimit-Limit-Requests %q", res.Header.Get("X-Ratelimit-Limit-Requests"))
+	}
+
+	// The official SDK sets user; it reads the refusal as OpenAI's.
+	client := openai.NewClient(option.WithBaseURL(g.URL+"/v1/"), option.WithAPIKey(keyAll), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "m", User: openai.String("sdk-user"),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	for i := range 2 {
+		if _, err := client.Chat.Completions.New(context.Background(), params); err != nil {
+			t.Fatalf("SDK request %d: %v", i+1, err)
+		}
+	}
+	_, err := client.Chat.Completions.New(context.Background(), params)
+	var apiErr *openai.Error
+	if !asError(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Code != "end_user_rate_limit_exceeded" {
+		raw, _ := json.Marshal(apiErr)
+		t.Fatalf("the SDK's third request: %v %s", err, raw)
+	}
+
+	// 300 distinct end users at once: at most the 16 tracked (5 are taken
+	// already) once each, and the overflow end user twice, are served.
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := ask(chat(fmt.Sprintf(`"flood-%d"`, i)), keyAll, nil)
+			mu.Lock()
+			codes[res.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[200] > 16-5+2 || codes[200]+codes[429] != 300 {
+		t.Fatalf("a flood of 300 end users: %v; at most %d served", codes, 16-5+2)
+	}
+	if res, out := ask(chat(`"alice"`), keyAll, nil); res.StatusCode != 429 {
+		t.Fatalf("alice after the flood: %d %s: her state was lost", res.StatusCode, out)
+	}
+	if v, _ := g.metric("sluice_end_user_overflow_total", map[string]string{"key": "all"}); v < 1 {
+		t.Errorf("sluice_end_user_overflow_total{key=all} %v", v)
+	}
+	await(t, "the sweep's count of tracked end users", func() bool {
+		v, ok := g.metric("sluice_end_users_tracked", map[string]string{"key": "all"})
+		return ok && v >= 4 && v <= 16
+	})
+
+	// The other key's end users have room, and their own quota: 200
+	// tokens a day, each request reserving 5 and the prompt's estimate.
+	hdr := func(u string) map[string]string { return map[string]string{"X-End-User": u} }
+	served := 0
+	for ; served < 100; served++ {
+		res, out := ask(chat(""), keyLimited, hdr("dave"))
+		if res.StatusCode == 429 {
+			if _, code, _ := openError(t, out); code != "end_user_quota_exceeded" {
+				t.Fatalf("dave refused: %s", out)
+			}
+			break
+		}
+		if res.StatusCode != 200 {
+			t.Fatalf("dave: %d %s", res.StatusCode, out)
+		}
+		if served == 0 {
+			if line := g.usageLineFor(t, res.Header.Get("X-Request-Id")); line["end_user"] != "dave" {
+				t.Errorf("usage line end_user %v, want dave", line["end_user"])
+			}
+		}
+	}
+	if served == 0 || served == 100 {
+		t.Fatalf("dave served %d before his quota refused one", served)
+	}
+	if res, out := ask(chat(""), keyLimited, hdr("erin")); res.StatusCode != 200 {
+		t.Fatalf("erin, after dave's quota: %d %s", res.StatusCode, out)
+	}
+	// The header sent twice names two end users: refused.
+	req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(chat(""))))
+	req.Header.Set("Authorization", "Bearer "+keyLimited)
+	req.Header.Add("X-End-User", "dave")
+	req.Header.Add("X-End-User", "frank")
+	twice, err := freshClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice.Body.Close()
+	if twice.StatusCode != 400 {
+		t.Fatalf("X-End-User twice: %d", twice.StatusCode)
+	}
+
+}
