@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -173,4 +174,43 @@ func TestEndUserLimits(t *testing.T) {
 		t.Fatalf("X-End-User twice: %d", twice.StatusCode)
 	}
 
+}
+
+// An end user's places in flight are counted across workers, and those
+// of a worker killed holding them are forgotten (the supervisor starts a
+// new epoch of the table) rather than kept taken for good.
+func TestEndUserPlacesOfAKilledWorker(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	cfg := strings.Replace(baseConfig(be.URL(), "off", ""), "    models: [\"*\"]\n",
+		"    models: [\"*\"]\n    end_user: {max_concurrent: 1}\n", 1)
+	g := startGateway(t, cfg)
+	body := []byte(`{"model":"m","stream":true,"user":"held","messages":[{"role":"user","content":"hi"}]}`)
+	if s := openStream(t, g, keyAll, "enduser-held", body); s.StatusCode != 200 {
+		t.Fatalf("the held stream: %d", s.StatusCode)
+	}
+	one := []byte(`{"model":"m","user":"held","messages":[{"role":"user","content":"hi"}]}`)
+	for range 4 { // fresh connections: either worker
+		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, one, nil)
+		if _, code, _ := openError(t, out); res.StatusCode != 429 || code != "end_user_rate_limit_exceeded" {
+			t.Fatalf("a second request while one is in flight: %d %s", res.StatusCode, out)
+		}
+	}
+	pids := g.workerPIDs()
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	be.Release("enduser-held") // the backend ends the stream nobody reads now
+	await(t, "new workers serving the end user", func() bool {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(string(one)))
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		res, err := freshClient().Do(req)
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	if now := g.workerPIDs(); len(now) != len(pids) || now[0] == pids[0] {
+		t.Fatalf("workers %v after killing %v", now, pids)
+	}
 }
