@@ -37,6 +37,9 @@ func TestDependencyDirection(t *testing.T) {
 		"proxy/upstream":    {mod + "proxy$", mod + "worker", mod + "supervisor"},
 		// The quotas' accounting knows the region's cells, not who uses it.
 		"quota": {mod + "proxy", mod + "worker", mod + "supervisor", mod + "config"},
+		// The end users' table knows the region and the quotas' calendar,
+		// not requests, HTTP or the configuration.
+		"enduser": {mod + "proxy", mod + "worker", mod + "supervisor", mod + "config"},
 		// The admin listener's guards know the standard library only.
 		"supervisor/adminguard": {mod},
 	}
