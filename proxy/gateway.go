@@ -255,7 +255,7 @@ type Conn interface {
 // PrivateRegion is a region of this process alone, for a gateway run
 // without a supervisor (tests).
 func PrivateRegion(cfg *config.Config) (*shm.Region, error) {
-	r, err := shm.CreateWith(max(cfg.ShmCells, cfg.CellsNeeded()), 1, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries()})
+	r, err := shm.CreateWith(max(cfg.ShmCells, cfg.CellsNeeded()), 1, shm.Tables{Recall: shm.DefaultRecallEntries, Prefix: cfg.PrefixEntries(), EndUsers: cfg.EndUserEntries()})
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,12 @@ func (s *supervisor) applyFile() error {
 	if ch := config.RestartChanges(old, cfg); len(ch) > 0 {
 		return fmt.Errorf("%s: %s: a reload cannot apply this; restart sluice to apply it", s.o.ConfigName, strings.Join(ch, "; "))
 	}
+	if cfg.HasEndUsers() && s.region.EndUserCapacity() != cfg.EndUserEntries() {
+		// The region was inherited from a sluice with another table, or
+		// none: its end users would all go untracked.
+		return fmt.Errorf("%s: end_user_table: the running region's end-user table holds %d entries, not %d: restart sluice to give keys end_user limits",
+			s.o.ConfigName, s.region.EndUserCapacity(), cfg.EndUserEntries())
+	}
 	if ch := config.ProcessChanges(old, cfg); len(ch) > 0 {
 		// New sockets or processes: a new supervisor of this very binary
 		// takes over (as in a binary upgrade), starts its workers with the
