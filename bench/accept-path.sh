@@ -13,7 +13,7 @@
 #   REPS=3 bench/accept-path.sh               # each count run 3 times, median total
 #   KEEPALIVE=1 bench/accept-path.sh          # N requests on one connection instead: per request
 #   GOGC_WORKER=400 MODES=sluice bench/accept-path.sh   # the worker with gogc: 400
-#   GOVERNANCE=1 MODES=chat KEEPALIVE=1 bench/accept-path.sh  # with a quota, a budget, a price, a fallback (issue 33)
+#   GOVERNANCE=1 MODES=chat KEEPALIVE=1 bench/accept-path.sh  # with a quota, a budget, an end-user limit, a price, a fallback (issue 33)
 #
 # Modes: sluice (a worker in-process, GET /v1/models with a key), readyz (the
 # supervisor's admin listener from its test binary, GET /readyz), nethttp (a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/meter"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -49,9 +50,68 @@ type LiveStatus struct {
 	// liveKeysMax of the KeysLimited keys that have a limit.
 	Keys        []KeyStatus `json:"keys"`
 	KeysLimited int         `json:"keys_limited"`
+	// Budgets are the keys' quotas and budgets nearest their end, most
+	// used first, at most liveKeysMax of the BudgetsSet there are.
+	Budgets    []BudgetStatus `json:"budgets"`
+	BudgetsSet int            `json:"budgets_set"`
 	// Certificates are the TLS listeners' certificates, soonest to expire
 	// first (sluice_tls_certificate_expiry_seconds).
 	Certificates []CertificateStatus `json:"certificates"`
+}
+
+// BudgetStatus is one quota (keys[].quotas: tokens) or budget
+// (keys[].budget: USD) of a key in the period running now, as
+// sluice_key_quota_used_tokens and sluice_key_spend_usd read it; Limit is
+// this gateway's share (divided by sluice_fleet_replicas).
+type BudgetStatus struct {
+	Key    string  `json:"key"`
+	Kind   string  `json:"kind"` // "tokens" or "usd"
+	Period string  `json:"period"`
+	Used   float64 `json:"used"`
+	Limit  float64 `json:"limit"`
+	// UsedFraction is Used over Limit (0–1, more once requests used more
+	// than they reserved).
+	UsedFraction float64 `json:"used_fraction"`
+	ResetsAt     string  `json:"resets_at"` // RFC 3339, the period's end
+}
+
+// nearestBudgets returns the n quotas and budgets nearest their limit,
+// and how many there are.
+func nearestBudgets(cfg *config.Config, r *shm.Region, n int) ([]BudgetStatus, int) {
+	replicas := int64(1)
+	if c := r.Lookup(shm.FleetCell); c != nil {
+		replicas = max(1, atomic.LoadInt64(c.Scalar(0)))
+	}
+	cal := quota.NewCalendar(cfg.QuotaLocation())
+	now := cal.Now()
+	out := []BudgetStatus{}
+	add := func(key, kind string, c *shm.Cell, p quota.Period, limit int64, unit float64) {
+		if c == nil || limit <= 0 {
+			return
+		}
+		limit = max(limit/replicas, 1)
+		used := quota.Used(c, p, cal, now)
+		out = append(out, BudgetStatus{Key: key, Kind: kind, Period: p.String(), Used: float64(used) / unit, Limit: float64(limit) / unit,
+			UsedFraction: float64(used) / float64(limit), ResetsAt: cal.End(p, now).UTC().Format(time.RFC3339)})
+	}
+	for _, k := range cfg.Keys {
+		qc := r.Lookup(shm.QuotaCell(k.Name))
+		add(k.Name, "tokens", qc, quota.Day, k.Quotas.Day, 1)
+		add(k.Name, "tokens", qc, quota.Week, k.Quotas.Week, 1)
+		add(k.Name, "tokens", qc, quota.Month, k.Quotas.Month, 1)
+		if b := k.Budget; b != nil {
+			if p, ok := quota.ParsePeriod(b.Per); ok {
+				add(k.Name, "usd", r.Lookup(shm.BudgetCell(k.Name)), p, b.BudgetPico(), 1e12)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b BudgetStatus) int {
+		if c := cmp.Compare(b.UsedFraction, a.UsedFraction); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	return out[:min(len(out), n)], len(out)
 }
 
 // ReloadResult is how the last reload ended.
@@ -232,6 +292,7 @@ func (s *supervisor) liveStatus() LiveStatus {
 		}
 	}
 	st.Keys, st.KeysLimited = nearestKeys(cfg, r, now, liveKeysMax)
+	st.Budgets, st.BudgetsSet = nearestBudgets(cfg, r, liveKeysMax)
 	return st
 }
 

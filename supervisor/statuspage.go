@@ -43,6 +43,8 @@ var statusPage = template.Must(template.New("statuspage").Funcs(template.FuncMap
 	"pctp": fmtPct,
 	"days": func(s float64) string { return strconv.FormatFloat(s/86400, 'f', 1, 64) + " days" },
 	"secs": fmtSecs,
+	"frac": func(v float64) string { return fmtPct(&v) },
+	"amount": fmtAmount,
 	"num":  fmtNum,
 	"limit": func(v int64) string {
 		if v <= 0 {
@@ -233,6 +235,14 @@ func fmtPct(p *float64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(*p*100, 'f', 1, 64) + " %"
+}
+
+// fmtAmount writes a quota's tokens whole, a budget's USD to the cent.
+func fmtAmount(kind string, v float64) string {
+	if kind == "usd" {
+		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
 // fmtSecs writes a duration in seconds: milliseconds below one second.

@@ -45,7 +45,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	be.SetPrefixCache(2600, 4100)
 	usage := t.TempDir() + "/usage.log"
 	cfg := slotsConfig(be.URL(), usage, 2, "{max: 10, timeout: 60s}")
-	cfg = strings.Replace(cfg, `models: ["m"]`, `models: ["m"]`+"\n    max_concurrent: 4\n    requests_per_minute: 6", 1)
+	cfg = strings.Replace(cfg, `models: ["m"]`, `models: ["m"]`+"\n    max_concurrent: 4\n    requests_per_minute: 6\n    quotas: {day: 1000000}", 1)
 	// One more key, in the keys section (before the models').
 	cfg = strings.Replace(cfg, "models:\n  - name: m\n", fmt.Sprintf("  - name: '%s'\n    sha256: %s\n    models: [\"*\"]\n    tokens_per_minute: 100000\n",
 		evilKey, sha("sk-test-evil"))+"models:\n  - name: m\n", 1)
@@ -185,6 +185,17 @@ func TestStatusPageInChromium(t *testing.T) {
 	// request per 10 s since.
 	if used, err := strconv.ParseFloat(lim["rpm_used"].raw, 64); err != nil || used < 0.2 || used > 0.5 {
 		t.Errorf("limited's requests/min used = %q (%v); want 0.2–0.5", lim["rpm_used"].raw, err)
+	}
+
+	// The quotas: limited's day, as sluice_key_quota_used_tokens reads it
+	// at the same moment.
+	budgets := domRows(t, dom, "budgets")
+	day := budgets["limited|tokens|day"]
+	usedDay, _ := want("sluice_key_quota_used_tokens", map[string]string{"key": "limited", "period": "day"})
+	if len(budgets) != 1 || day == nil || day["limit"].raw != "1e+06" && day["limit"].raw != "1000000" {
+		t.Errorf("budget rows: %v", budgets)
+	} else {
+		checkFigure(t, "quota used", day["used"], usedDay, strconv.FormatFloat(usedDay, 'f', 0, 64))
 	}
 
 	// The workers: one row per slot, its pid the running worker's.

@@ -88,7 +88,7 @@ func serve(args []string) error {
 	gogc := fs.Int("gogc", 0, "the worker's gogc (0: the default)")
 	backend := fs.String("backend", "", "mode chat: the backend's URL (a fake vLLM in another process, not counted)")
 	memProfile := fs.String("memprofile", "", "write every allocation's profile here at the end (not under callgrind: it samples each one)")
-	governance := fs.Bool("governance", false, "the key with a monthly quota and budget, the model priced and with a fallback (issue 33's cost)")
+	governance := fs.Bool("governance", false, "the key with a monthly quota and budget and an end-user limit, the model priced and with a fallback (issue 33's cost)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *memProfile != "" {
 		runtime.MemProfileRate = 1
@@ -177,7 +177,8 @@ func startWorker(ln net.Listener, gogc int, backend string, governance bool) (st
 	sum := sha256.Sum256([]byte(key))
 	keyGov, modelGov, spare := "", "", ""
 	if governance {
-		keyGov = "    quotas: {month: 1000000000000}\n    budget: {usd: 1000000, per: month}\n"
+		keyGov = "    quotas: {month: 1000000000000}\n    budget: {usd: 1000000, per: month}\n" +
+			"    end_user: {requests_per_minute: 1000000000, max_concurrent: 1000000, quota: {tokens: 1000000000000, per: month}}\n"
 		modelGov = "    price: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n    fallbacks: [spare]\n"
 		spare = fmt.Sprintf("  - name: spare\n    backends:\n      - url: %s\n        slots: 10\n", backend)
 	}
@@ -248,7 +249,7 @@ func client(args []string) error {
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	method, payload := "GET", ""
 	if *chat {
-		method, payload = "POST", `{"model":"`+model+`","messages":[{"role":"user","content":"hello"}],"max_tokens":8,"stream":`+strconv.FormatBool(*stream)+`}`
+		method, payload = "POST", `{"model":"`+model+`","user":"end-user-0042","messages":[{"role":"user","content":"hello"}],"max_tokens":8,"stream":`+strconv.FormatBool(*stream)+`}`
 	}
 	req := method + " " + *path + " HTTP/1.1\r\nHost: " + *addr + "\r\n"
 	if *bearer != "" {
