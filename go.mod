@@ -8,6 +8,7 @@ require (
 	github.com/cloudwego/hertz v0.10.4
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/dchest/siphash v1.2.3
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/hashicorp/hcl/v2 v2.25.0

@@ -17,6 +17,8 @@ type clock struct{ now int64 }
 
 func (c *clock) Now() int64 { return c.now }
 
+var testSeed [16]byte
+
 func testTable(t testing.TB, entries int) (*shm.Region, Table) {
 	t.Helper()
 	r, err := shm.CreateWith(8, 4, shm.Tables{EndUsers: entries})
@@ -24,11 +26,13 @@ func testTable(t testing.TB, entries int) (*shm.Region, Table) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	testSeed = r.EndUserSeed()
 	return r, NewTable(r)
 }
 
 func testKey(name string, max int64, lim Limits) *Key {
-	return &Key{Name: name, Hash: KeyHash(name), Tracked: new(int64), Max: max, Limits: lim}
+	k := NewKey(testSeed, name, new(int64), max, lim)
+	return &k
 }
 
 // admit is one request of end user id of k at c's time: its entry found

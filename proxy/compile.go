@@ -71,7 +71,7 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 	}
 	t.calendar = quota.NewCalendar(c.QuotaLocation())
 	for _, k := range c.Keys {
-		kr := compileKey(k, cell)
+		kr := compileKey(k, cell, region.EndUserSeed())
 		if k.SHA256 != "" {
 			t.keys[kr.hash] = kr
 		}
@@ -105,8 +105,9 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 	return t, nil
 }
 
-// compileKey is the route of key k, its cell found by cell.
-func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
+// compileKey is the route of key k, its cell found by cell (seed: the
+// end-user table's, for its end users' owner hashes).
+func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRoute {
 	kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
 		limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
 	kr.fair = queue.Key{Name: k.Name, Cell: kr.cell, Weight: k.Weight, Priority: k.Priority}
@@ -127,7 +128,7 @@ func compileKey(k config.Key, cell func(string) *shm.Cell) *keyRoute {
 		kr.quotas.spend = cell(shm.BudgetCell(k.Name))
 		kr.quotas.spendLimit = []quota.Limit{{P: per, Max: b.BudgetPico()}}
 	}
-	kr.endUsers = compileEndUsers(k, kr.cell)
+	kr.endUsers = compileEndUsers(k, kr.cell, seed)
 	if kr.fair.Weight == 0 {
 		kr.fair.Weight = config.DefaultKeyWeight
 	}

@@ -37,7 +37,7 @@ type keyEndUsers struct {
 }
 
 // compileEndUsers is k's end users, over its cell.
-func compileEndUsers(k config.Key, cell *shm.Cell) *keyEndUsers {
+func compileEndUsers(k config.Key, cell *shm.Cell, seed [16]byte) *keyEndUsers {
 	e := k.EndUser
 	if e == nil {
 		return nil
@@ -48,17 +48,19 @@ func compileEndUsers(k config.Key, cell *shm.Cell) *keyEndUsers {
 		lim.Per, _ = quota.ParsePeriod(q.Per) // validated
 	}
 	return &keyEndUsers{
-		key:      enduser.Key{Name: k.Name, Hash: enduser.KeyHash(k.Name), Tracked: cell.Scalar(shm.KeyEndUsersScalar), Max: int64(e.Tracked()), Limits: lim},
+		key:      enduser.NewKey(seed, k.Name, cell.Scalar(shm.KeyEndUsersScalar), int64(e.Tracked()), lim),
 		header:   headerName(e.EndUserHeader()),
 		limits:   admission.Limits{RequestsPerMinute: e.RequestsPerMinute, TokensPerMinute: e.TokensPerMinute, MaxConcurrent: e.MaxConcurrent},
 		overflow: cell.Scalar(shm.KeyEndUserOverflowScalar),
 	}
 }
 
-// endUserHold is what a request took of its end user's limits, until end.
+// endUserHold is what a request took of its end user's limits, until end:
+// held in the request's own state (no allocation of its own).
 type endUserHold struct {
-	entry *enduser.Entry
-	adm   *admission.Admission
+	held  bool
+	entry enduser.Entry
+	adm   admission.Admission
 }
 
 // 4b. end user: the request's end user of its key, and that end user's
@@ -75,9 +77,10 @@ func (g *Gateway) limitEndUser(_ context.Context, c *app.RequestContext, x *exch
 	x.rec.EndUser, x.rec.HasEndUser = id, true
 	period := int64(0)
 	if eu.key.Limits.Quota > 0 {
-		period = x.routes.calendar.ID(eu.key.Limits.Per, x.routes.calendar.Now())
+		period = x.routes.calendar.ID(eu.key.Limits.Per, x.calendarNow())
 	}
-	entry, place := g.endUsers.Find(&eu.key, id, g.region.Now(), period)
+	h := &x.req.endUser
+	place := g.endUsers.FindInto(&h.entry, &eu.key, id, g.region.Now(), period)
 	switch place {
 	case enduser.None:
 		x.req.adm.Refused()
@@ -86,12 +89,11 @@ func (g *Gateway) limitEndUser(_ context.Context, c *app.RequestContext, x *exch
 	case enduser.Overflow:
 		atomic.AddInt64(eu.overflow, 1)
 	}
-	a, no := admission.Admit(admission.NoHeaders{}, admission.Key{Name: eu.key.Name, Cell: entry, Limits: eu.limits.Share(g.fleetSize())}, g.col, g.region)
-	if no != nil {
+	if no := h.adm.Admit(admission.NoHeaders{}, admission.Key{Name: eu.key.Name, Cell: &h.entry, Limits: eu.limits.Share(g.fleetSize())}, g.col, g.region); no != nil {
 		x.req.adm.Refused()
 		return endUserLimited(no, eu, id, place)
 	}
-	x.req.endUser = endUserHold{entry: entry, adm: a}
+	h.held = true
 	return nil
 }
 
@@ -170,7 +172,7 @@ func clipID(s string, n int) string {
 // it; the key's reservations are the caller's to give back.
 func (g *Gateway) admitEndUserTokens(x *exchange, want int64) *apiError {
 	h, eu := &x.req.endUser, x.req.key.endUsers
-	if h.entry == nil {
+	if !h.held {
 		return nil
 	}
 	if no := h.adm.ReserveTokens(admission.NoHeaders{}, want, g.region); no != nil {
@@ -181,9 +183,9 @@ func (g *Gateway) admitEndUserTokens(x *exchange, want int64) *apiError {
 	if n := g.fleetSize(); n > 1 && lim.Quota > 0 {
 		lim.Quota = max(lim.Quota/n, 1)
 	}
-	if no := h.entry.ReserveQuota(want, lim, cal, cal.Now()); no != nil {
+	if no := h.entry.ReserveQuota(want, lim, cal, x.calendarNow()); no != nil {
 		h.adm.ReturnTokens()
-		wait := max(no.ResetAt.Sub(cal.Now()), time.Second)
+		wait := max(no.ResetAt.Sub(x.calendarNow()), time.Second)
 		return &apiError{status: http.StatusTooManyRequests, errType: "tokens", code: "end_user_quota_exceeded",
 			retryAfter: strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10),
 			message: fmt.Sprintf("End user %s of key `%s` has used %d of its %d tokens this %s (end_user.quota); this request reserves %d. The quota resets at %s.",
@@ -196,7 +198,7 @@ func (g *Gateway) admitEndUserTokens(x *exchange, want int64) *apiError {
 // reservations unused (a refusal after them, a fallback that reserves
 // its own).
 func (x *exchange) returnEndUserTokens() {
-	if h := &x.req.endUser; h.entry != nil {
+	if h := &x.req.endUser; h.held {
 		h.adm.ReturnTokens()
 		h.entry.ReturnQuota()
 	}
@@ -206,7 +208,7 @@ func (x *exchange) returnEndUserTokens() {
 // with what it used (tokens: its billable total, when reported).
 func (x *exchange) releaseEndUser(used int64, reported bool) {
 	h := &x.req.endUser
-	if h.entry == nil {
+	if !h.held {
 		return
 	}
 	h.adm.Release(used, reported)
@@ -214,5 +216,5 @@ func (x *exchange) releaseEndUser(used int64, reported bool) {
 		used = 0 // nothing generated (no answer), as the key's quota settles
 	}
 	h.entry.SettleQuota(used)
-	*h = endUserHold{}
+	h.held = false
 }

@@ -55,6 +55,7 @@ type admitted struct {
 	// case, billed for a large answer cut before its usage was read.
 	reserved int64
 	endUser  endUserHold // what it took of its end user's limits (endusers.go)
+	calNow   time.Time   // its moment on the quotas' calendar (calendarNow)
 }
 
 // placement is where the request may go (phase 8) and where it went.

@@ -73,6 +73,7 @@ type Region interface {
 	NotePrefix(backend uint64, blocks []uint64)
 	PrefixMatch(backend uint64, blocks []uint64) int
 	PrefixCapacity() int
+	EndUserSeed() [16]byte
 }
 
 // Clock is a clock on the region's time base: nanoseconds since its epoch.

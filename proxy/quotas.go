@@ -47,7 +47,7 @@ func (g *Gateway) admitQuotas(c *app.RequestContext, x *exchange, want, prompt i
 	cal := x.routes.calendar
 	n := g.fleetSize()
 	if q.tokens != nil {
-		if no := quota.Reserve(q.tokens, g.col, want, share(q.tokenLimits, n), cal); no != nil {
+		if no := quota.ReserveAt(q.tokens, g.col, want, share(q.tokenLimits, n), cal, x.calendarNow()); no != nil {
 			return quotaRefusal(c, x, no, "quota_exceeded", fmt.Sprintf(
 				"Key `%s` has used %d of its %d tokens this %s (quotas.%s); this request reserves %d. The quota resets at %s.",
 				x.req.key.name, no.Used, no.Limit.Max, no.Limit.P, no.Limit.P, no.Want, no.ResetAt.UTC().Format(time.RFC3339)))
@@ -56,7 +56,7 @@ func (g *Gateway) admitQuotas(c *app.RequestContext, x *exchange, want, prompt i
 	}
 	if price := x.req.model.limits.price; q.spend != nil && price != nil {
 		pico := price.Of(sse.Usage{Prompt: prompt, Completion: max(want-prompt, 0)})
-		if no := quota.Reserve(q.spend, g.col, pico, share(q.spendLimit, n), cal); no != nil {
+		if no := quota.ReserveAt(q.spend, g.col, pico, share(q.spendLimit, n), cal, x.calendarNow()); no != nil {
 			g.releaseQuotas(x, false)
 			return quotaRefusal(c, x, no, "budget_exceeded", fmt.Sprintf(
 				"Key `%s` has spent %s of its %s USD budget this %s; this request may cost up to %s. The budget resets at %s.",
@@ -88,6 +88,15 @@ func (g *Gateway) releaseQuotas(x *exchange, settled bool) {
 	*h = quotaHold{}
 }
 
+// calendarNow is the request's moment on its quotas' calendar, read
+// once for all of them (reading the clock and the zone is not free).
+func (x *exchange) calendarNow() time.Time {
+	if x.req.calNow.IsZero() {
+		x.req.calNow = x.routes.calendar.Now()
+	}
+	return x.req.calNow
+}
+
 // fleetSize is the number of live replicas of the gateway (1 without
 // fleet.nomad_service).
 func (g *Gateway) fleetSize() int64 {
@@ -117,7 +126,7 @@ const headerResetQuota = "X-Ratelimit-Reset-Quota"
 // request's other limits are given back: it counts against none.
 func quotaRefusal(c *app.RequestContext, x *exchange, no *quota.Refusal, code, msg string) *apiError {
 	x.req.adm.Refused()
-	wait := max(no.ResetAt.Sub(x.routes.calendar.Now()), time.Second)
+	wait := max(no.ResetAt.Sub(x.calendarNow()), time.Second)
 	c.Response.Header.Set(headerResetQuota, wait.Round(time.Second).String())
 	return &apiError{status: http.StatusTooManyRequests, errType: "tokens", code: code, message: msg,
 		retryAfter: strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)}

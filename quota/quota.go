@@ -218,8 +218,16 @@ func Reserve(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar) *Re
 	if len(limits) == 0 {
 		return nil
 	}
+	return ReserveAt(c, col, want, limits, cal, cal.Now())
+}
+
+// ReserveAt is Reserve at now, on cal (a request reads its calendar once
+// for every quota it checks).
+func ReserveAt(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar, now time.Time) *Refusal {
+	if len(limits) == 0 {
+		return nil
+	}
 	want = max(want, 0)
-	now := cal.Now()
 	c.Add(col, want)
 	reserved := c.Total()
 	for _, l := range limits {

@@ -154,11 +154,22 @@ func (r *Refusal) RetryAfter() string {
 // way. The admission is released when the request ends, whatever happens
 // after; a refusal has taken nothing.
 func Admit(h Headers, k Key, col int, clock Clock) (*Admission, *Refusal) {
-	a := &Admission{cell: k.Cell, col: col, name: k.Name, tpm: k.Limits.TokensPerMinute}
+	a := &Admission{}
+	if no := a.Admit(h, k, col, clock); no != nil {
+		return nil, no
+	}
+	return a, nil
+}
+
+// Admit is the function Admit into a, an admission of the caller's (one
+// a request's own state holds, with no allocation of its own); on a
+// refusal a holds nothing.
+func (a *Admission) Admit(h Headers, k Key, col int, clock Clock) *Refusal {
+	*a = Admission{cell: k.Cell, col: col, name: k.Name, tpm: k.Limits.TokensPerMinute}
 	lim := k.Limits
 	if lim.MaxConcurrent > 0 {
 		if !k.Cell.Acquire(col, lim.MaxConcurrent) {
-			return nil, &Refusal{Kind: "concurrency", Wait: int64(time.Second), Limit: lim.MaxConcurrent, key: k.Name}
+			return &Refusal{Kind: "concurrency", Wait: int64(time.Second), Limit: lim.MaxConcurrent, key: k.Name}
 		}
 		a.concurrent = true
 	}
@@ -170,11 +181,11 @@ func Admit(h Headers, k Key, col int, clock Clock) (*Admission, *Refusal) {
 		setLimitHeaders(h, &a.scratch, &requestLimitHeaders, lim.RequestsPerMinute, tat, now, cost, window)
 		if !ok {
 			a.Release(0, false)
-			return nil, &Refusal{Kind: "requests", Wait: tat + cost - window - now, Limit: lim.RequestsPerMinute, key: k.Name}
+			return &Refusal{Kind: "requests", Wait: tat + cost - window - now, Limit: lim.RequestsPerMinute, key: k.Name}
 		}
 		a.rpmCost = cost
 	}
-	return a, nil
+	return nil
 }
 
 // ReserveTokens reserves want tokens (at least 1) on the key's tokens per
