@@ -413,9 +413,9 @@ func (c *Config) validate() Problems {
 	switch n := c.EndUserEntries(); {
 	case n < 0 || n > MaxEndUserTable:
 		add("end_user_table", "must be 0 (no table) to %d entries, got %d", MaxEndUserTable, n)
-	case tracked > n:
+	case 2*tracked > n:
 		add("end_user_table", "holds %d end users, and the keys' end_user.max_tracked (each and its overflow end user) add up to %d: "+
-			"raise end_user_table (a restart) or lower max_tracked", n, tracked)
+			"the table needs twice that, so that its buckets of eight do not fill (raise end_user_table, a restart, or lower max_tracked)", n, tracked)
 	}
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		add("state_dir", "must be an absolute path (e.g. /var/lib/sluice), got %q", c.StateDir)

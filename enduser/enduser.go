@@ -36,7 +36,7 @@ import (
 
 // Entry words (shm.EndUserEntryWords of them).
 const (
-	wKeyStamp  = 0 // the owning key's hash in the high 32 bits, the last use (region seconds) in the low 32
+	wKeyStamp  = 0 // the owning key's hash (its low 2 bits: its quota's period, Kind) in the high 32 bits, the last use (region seconds) in the low 32
 	wRequest   = 1 // the requests limiter's TAT (shm.RequestTAT + 1)
 	wTokens    = 2 // the tokens limiter's TAT
 	wInFlight  = 3 // epoch<<countBits | requests in flight
@@ -88,10 +88,36 @@ func NewKey(seed [16]byte, name string, tracked *int64, max int64, lim Limits) K
 	return k
 }
 
-// KeyHash is the 32 bits an entry keeps of its key's name, for Sweep.
+// KeyHash is the 30 bits an entry keeps of its key's name, for Sweep (in
+// a 32-bit word whose low 2 bits are its quota's Kind).
 func KeyHash(name string) uint32 {
 	s := sha256.Sum256([]byte(name))
-	return binary.LittleEndian.Uint32(s[:])
+	return binary.LittleEndian.Uint32(s[:]) &^ 3
+}
+
+// kind is which period an entry's quota counts: 0 none, else the
+// quota.Period + 1 (period ids of different periods do not compare).
+func (l Limits) kind() uint32 {
+	if l.Quota <= 0 {
+		return 0
+	}
+	return uint32(l.Per) + 1
+}
+
+// Clock is a moment on the quotas' calendar, whose period ids are read
+// only when needed (a takeover's check), once each.
+type Clock struct {
+	Cal quota.Calendar
+	Now time.Time
+	ids [quota.NumPeriods + 1]int64
+}
+
+// id is the id of the period of kind (1–3) at the clock's moment.
+func (c *Clock) id(kind uint32) int64 {
+	if c.ids[kind] == 0 {
+		c.ids[kind] = c.Cal.ID(quota.Period(kind-1), c.Now)
+	}
+	return c.ids[kind]
 }
 
 // Table is a region's end-user table.
@@ -146,9 +172,9 @@ type Entry struct {
 // Find is the entry of end user id of key k at now (region clock, ns)
 // in quota period id period (calendar; any value without a quota), taken
 // if needed; or the key's overflow entry; or None.
-func (t Table) Find(k *Key, id string, now int64, period int64) (*Entry, Place) {
+func (t Table) Find(k *Key, id string, now int64, clk *Clock) (*Entry, Place) {
 	e := &Entry{}
-	if p := t.FindInto(e, k, id, now, period); p != None {
+	if p := t.FindInto(e, k, id, now, clk); p != None {
 		return e, p
 	}
 	return nil, None
@@ -156,12 +182,12 @@ func (t Table) Find(k *Key, id string, now int64, period int64) (*Entry, Place) 
 
 // FindInto is Find into e, an entry handle of the caller's (a request's
 // own state holds one, with no allocation of its own).
-func (t Table) FindInto(e *Entry, k *Key, id string, now int64, period int64) Place {
-	if w := t.claim(k, k.owner(id), now, period, true); w != nil {
+func (t Table) FindInto(e *Entry, k *Key, id string, now int64, clk *Clock) Place {
+	if w := t.claim(k, k.owner(id), now, clk, true); w != nil {
 		*e = Entry{w: w, epoch: t.r.EndUserEpochWord()}
 		return Tracked
 	}
-	if w := t.claim(k, k.overflow, now, period, false); w != nil {
+	if w := t.claim(k, k.overflow, now, clk, false); w != nil {
 		*e = Entry{w: w, epoch: t.r.EndUserEpochWord()}
 		return Overflow
 	}
@@ -171,18 +197,21 @@ func (t Table) FindInto(e *Entry, k *Key, id string, now int64, period int64) Pl
 // claim finds owner's entry in its bucket, or takes a free one, or one
 // whose state is a new entry's (the least recently used first). bounded:
 // only while k holds fewer than its Max.
-func (t Table) claim(k *Key, owner int64, now, period int64, bounded bool) []int64 {
+func (t Table) claim(k *Key, owner int64, now int64, clk *Clock, bounded bool) []int64 {
 	b, ok := t.r.EndUserBucketOf(uint64(owner))
 	if !ok {
 		return nil
 	}
 	epoch := t.epoch()
-	stamp := int64(k.Hash)<<32 | (now/int64(time.Second))&math.MaxUint32
+	stamp := int64(k.Hash|k.Limits.kind())<<32 | (now/int64(time.Second))&math.MaxUint32
 	for try := 0; try < 4; try++ {
 		victim, victimOwner, oldest := -1, int64(0), int64(math.MaxInt64)
 		for i := range shm.EndUserBucket {
 			o := atomic.LoadInt64(b.Owner(i))
 			w := b.Entry(i)
+			if o == freeing {
+				continue // Sweep clears it now
+			}
 			if o == owner {
 				if atomic.LoadInt64(&w[wKeyStamp]) != stamp {
 					atomic.StoreInt64(&w[wKeyStamp], stamp)
@@ -191,7 +220,7 @@ func (t Table) claim(k *Key, owner int64, now, period int64, bounded bool) []int
 			}
 			age := int64(-1) // free entries first
 			if o != 0 {
-				if !reusable(w, now, epoch, period) {
+				if !reusable(w, now, epoch, clk) {
 					continue
 				}
 				age = atomic.LoadInt64(&w[wKeyStamp]) & math.MaxUint32
@@ -222,28 +251,36 @@ func (t Table) epoch() int64 { return t.r.EndUserEpoch() & epochMask }
 
 // reusable reports whether entry w holds what a new entry would: nothing
 // in flight or reserved (this epoch), both limiters recovered by now, no
-// quota tokens used in period, no rollover under way. Taking it over
-// loses no one's state.
-func reusable(w []int64, now, epoch, period int64) bool {
+// quota tokens used in the period of its own quota running at clk, no
+// rollover under way. Taking it over loses no one's state.
+func reusable(w []int64, now, epoch int64, clk *Clock) bool {
 	if counted(atomic.LoadInt64(&w[wInFlight]), epoch) > 0 || counted(atomic.LoadInt64(&w[wReserved]), epoch) > 0 {
 		return false
 	}
 	if atomic.LoadInt64(&w[wRequest]) > now || atomic.LoadInt64(&w[wTokens]) > now {
 		return false
 	}
+	kind := uint32(atomic.LoadInt64(&w[wKeyStamp])>>32) & 3
+	if kind == 0 {
+		return true // no quota: its total counts nothing
+	}
 	id := atomic.LoadInt64(&w[wPeriodID])
 	used := atomic.LoadInt64(&w[wTotal]) - atomic.LoadInt64(&w[wPeriodBas])
-	return id >= 0 && (id < period || used <= 0)
+	return id >= 0 && (id < clk.id(kind) || used <= 0)
 }
 
 // Live reports whether entry w's state counts (it is not reusable): what
 // Sweep counts against its key's max_tracked.
-func Live(w []int64, now, epoch, period int64) bool {
-	return !reusable(w, now, epoch&epochMask, period)
+func Live(w []int64, now, epoch int64, clk *Clock) bool {
+	return !reusable(w, now, epoch&epochMask, clk)
 }
 
+// freeing marks an entry Sweep frees while it clears its state (owners
+// are odd: never this).
+const freeing = 2
+
 // KeyOf is the key hash entry w keeps.
-func KeyOf(w []int64) uint32 { return uint32(atomic.LoadInt64(&w[wKeyStamp]) >> 32) }
+func KeyOf(w []int64) uint32 { return uint32(atomic.LoadInt64(&w[wKeyStamp])>>32) &^ 3 }
 
 // counted is the count a word of epoch<<countBits|count holds in epoch:
 // none when written in another.
@@ -373,45 +410,48 @@ func (e *Entry) QuotaUsed(lim Limits, cal quota.Calendar, now time.Time) int64 {
 	return quota.UsedOf(&e.w[wPeriodID], &e.w[wPeriodBas], &e.w[wTotal], lim.Per, cal, now)
 }
 
-// SweepKey is what Sweep needs of a key with end users: where its count of
-// live entries goes, and its quota's period id now (any value without a
-// quota).
-type SweepKey struct {
-	Tracked *int64
-	Period  int64
-}
-
-// Sweep counts each key's entries whose state counts into its Tracked,
-// correcting what claims and takeovers left (a takeover does not know
-// whose entry it took), and frees the entries of keys not in keys (removed,
-// or without end_user now) once nothing in flight holds them — the
-// supervisor's, every second. It returns the entries freed.
-func Sweep(r *shm.Region, keys map[uint32]SweepKey, now int64) (freed int) {
+// Sweep counts each key's entries whose state counts into its count
+// (tracked, by KeyHash), correcting what claims and takeovers left (a
+// takeover does not know whose entry it took), and frees the entries of
+// keys not in tracked (removed, or without end_user now) once nothing in
+// flight holds them, their state cleared — the supervisor's, every
+// second. Claims made while it scans stay counted: it adds the difference
+// between what it counted and what the count was when it began. It
+// returns the entries freed.
+func Sweep(r *shm.Region, tracked map[uint32]*int64, now int64, clk *Clock) (freed int) {
 	epoch := r.EndUserEpoch()
-	counts := make(map[uint32]int64, len(keys))
+	before := make(map[uint32]int64, len(tracked))
+	for h, p := range tracked {
+		before[h] = atomic.LoadInt64(p)
+	}
+	counts := make(map[uint32]int64, len(tracked))
 	r.EndUserBuckets(func(b shm.EndUserSlots) {
 		for i := range shm.EndUserBucket {
 			o := atomic.LoadInt64(b.Owner(i))
-			if o == 0 {
+			if o == 0 || o == freeing {
 				continue
 			}
 			w := b.Entry(i)
-			k, ok := keys[KeyOf(w)]
+			_, ok := tracked[KeyOf(w)]
 			switch {
 			case !ok:
 				// Freed once nothing in flight holds it: its limiters and
 				// quota are the removed key's, of no one now.
 				if counted(atomic.LoadInt64(&w[wInFlight]), epoch&epochMask) == 0 && counted(atomic.LoadInt64(&w[wReserved]), epoch&epochMask) == 0 &&
-					atomic.CompareAndSwapInt64(b.Owner(i), o, 0) {
+					atomic.CompareAndSwapInt64(b.Owner(i), o, freeing) {
+					for j := range w {
+						atomic.StoreInt64(&w[j], 0)
+					}
+					atomic.StoreInt64(b.Owner(i), 0)
 					freed++
 				}
-			case Live(w, now, epoch, k.Period):
+			case Live(w, now, epoch, clk):
 				counts[KeyOf(w)]++
 			}
 		}
 	})
-	for h, k := range keys {
-		atomic.StoreInt64(k.Tracked, counts[h])
+	for h, p := range tracked {
+		atomic.AddInt64(p, counts[h]-before[h])
 	}
 	return freed
 }

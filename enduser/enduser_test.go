@@ -19,6 +19,11 @@ func (c *clock) Now() int64 { return c.now }
 
 var testSeed [16]byte
 
+// noon is a moment on a UTC calendar, for takeovers' period checks.
+func noon() *Clock {
+	return &Clock{Cal: quota.Calendar{Loc: time.UTC}, Now: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+}
+
 func testTable(t testing.TB, entries int) (*shm.Region, Table) {
 	t.Helper()
 	r, err := shm.CreateWith(8, 4, shm.Tables{EndUsers: entries})
@@ -38,7 +43,7 @@ func testKey(name string, max int64, lim Limits) *Key {
 // admit is one request of end user id of k at c's time: its entry found
 // and admitted on its requests per minute and concurrency.
 func admit(tab Table, k *Key, id string, c *clock) (Place, bool) {
-	e, place := tab.Find(k, id, c.now, 0)
+	e, place := tab.Find(k, id, c.now, noon())
 	if e == nil {
 		return place, false
 	}
@@ -71,8 +76,8 @@ func TestFindAndLimit(t *testing.T) {
 			t.Fatalf("%s of key %s: %v %v", who.id, who.k.Name, place, ok)
 		}
 	}
-	e1, _ := tab.Find(a, "alice", c.now, 0)
-	e2, _ := tab.Find(a, "alice", c.now, 0)
+	e1, _ := tab.Find(a, "alice", c.now, noon())
+	e2, _ := tab.Find(a, "alice", c.now, noon())
 	if &e1.w[0] != &e2.w[0] {
 		t.Fatal("alice found at two entries")
 	}
@@ -141,7 +146,7 @@ func TestFloodOfDistinctEndUsers(t *testing.T) {
 	}
 	// A minute on, every entry has recovered: new end users take them over.
 	c.now += int64(time.Minute)
-	Sweep(tab.r, map[uint32]SweepKey{flood.Hash: {Tracked: flood.Tracked}, other.Hash: {Tracked: other.Tracked}}, c.now)
+	Sweep(tab.r, map[uint32]*int64{flood.Hash: flood.Tracked, other.Hash: other.Tracked}, c.now, noon())
 	if n := atomic.LoadInt64(flood.Tracked); n != 0 {
 		t.Fatalf("after a minute the sweep counts %d live entries", n)
 	}
@@ -164,7 +169,7 @@ func TestConcurrencyAndEpoch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5000 {
-				e, _ := tab.Find(k, "u", c.now, 0)
+				e, _ := tab.Find(k, "u", c.now, noon())
 				if e.Acquire(0, 3) {
 					n := inFlight.Add(1)
 					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -181,16 +186,16 @@ func TestConcurrencyAndEpoch(t *testing.T) {
 	}
 	held := make([]*Entry, 3)
 	for i := range held {
-		held[i], _ = tab.Find(k, "u", c.now, 0)
+		held[i], _ = tab.Find(k, "u", c.now, noon())
 		if !held[i].Acquire(0, 3) {
 			t.Fatalf("place %d refused", i)
 		}
 	}
-	if e, _ := tab.Find(k, "u", c.now, 0); e.Acquire(0, 3) {
+	if e, _ := tab.Find(k, "u", c.now, noon()); e.Acquire(0, 3) {
 		t.Fatal("a fourth place taken")
 	}
 	r.BumpEndUserEpoch() // a worker died holding them
-	fresh, _ := tab.Find(k, "u", c.now, 0)
+	fresh, _ := tab.Find(k, "u", c.now, noon())
 	if !fresh.Acquire(0, 3) {
 		t.Fatal("the places of the ended epoch still count")
 	}
@@ -198,11 +203,11 @@ func TestConcurrencyAndEpoch(t *testing.T) {
 		e.Release(0) // of the ended epoch: takes nothing from now's
 	}
 	for i := 0; i < 2; i++ {
-		if e, _ := tab.Find(k, "u", c.now, 0); !e.Acquire(0, 3) {
+		if e, _ := tab.Find(k, "u", c.now, noon()); !e.Acquire(0, 3) {
 			t.Fatalf("place %d of the new epoch refused after old releases", i+2)
 		}
 	}
-	if e, _ := tab.Find(k, "u", c.now, 0); e.Acquire(0, 3) {
+	if e, _ := tab.Find(k, "u", c.now, noon()); e.Acquire(0, 3) {
 		t.Fatal("old releases gave back places of the new epoch")
 	}
 }
@@ -216,7 +221,7 @@ func TestEndUserQuota(t *testing.T) {
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	lim := Limits{Quota: 100, Per: quota.Day}
 	k := testKey("k", 100, lim)
-	period := cal.ID(quota.Day, now)
+	period := &Clock{Cal: cal, Now: now}
 	e, _ := tab.Find(k, "alice", 1, period)
 	if no := e.ReserveQuota(60, lim, cal, now); no != nil {
 		t.Fatal(no)
@@ -249,7 +254,7 @@ func TestEndUserQuota(t *testing.T) {
 		t.Fatal("alice's use was lost")
 	}
 	tomorrow := now.Add(24 * time.Hour)
-	if e3, _ := tab.Find(k, "alice", 1, cal.ID(quota.Day, tomorrow)); e3.ReserveQuota(100, lim, cal, tomorrow) != nil {
+	if e3, _ := tab.Find(k, "alice", 1, &Clock{Cal: cal, Now: tomorrow}); e3.ReserveQuota(100, lim, cal, tomorrow) != nil {
 		t.Fatal("the next day's quota refused")
 	}
 }
@@ -259,22 +264,23 @@ func TestEndUserQuota(t *testing.T) {
 func TestSweepFreesRemovedKeys(t *testing.T) {
 	r, tab := testTable(t, 64)
 	k := testKey("gone", 10, Limits{MaxConcurrent: 1})
-	e, _ := tab.Find(k, "u", 1, 0)
+	e, _ := tab.Find(k, "u", 1, noon())
 	e.Acquire(0, 1)
-	if n := Sweep(r, map[uint32]SweepKey{}, 1); n != 0 {
+	if n := Sweep(r, map[uint32]*int64{}, 1, noon()); n != 0 {
 		t.Fatalf("freed %d entries with a request in flight", n)
 	}
 	e.Release(0)
-	if n := Sweep(r, map[uint32]SweepKey{}, 1); n != 1 {
+	if n := Sweep(r, map[uint32]*int64{}, 1, noon()); n != 1 {
 		t.Fatalf("freed %d entries, want 1", n)
 	}
 }
 
 func BenchmarkFind(b *testing.B) {
+	clk := noon()
 	_, tab := testTable(b, 1<<16)
 	k := testKey("k", 1<<15, Limits{RequestsPerMinute: 1000})
 	for b.Loop() {
-		tab.Find(k, "a-typical-end-user-id-0042", 1, 0)
+		tab.Find(k, "a-typical-end-user-id-0042", 1, clk)
 	}
 }
 
@@ -292,5 +298,58 @@ func TestEveryBucketUsed(t *testing.T) {
 	}
 	if tracked < 36 { // by chance a bucket overflows by a few; half the buckets is 32 at most
 		t.Fatalf("%d of 48 end users tracked in a table of 64", tracked)
+	}
+}
+
+// Tokens settled on an end user of a key without a quota count nothing:
+// the entry is reused once its limiters recover (it used to stay live
+// for good, and max_tracked became a lifetime's count of end users).
+func TestNoQuotaEntriesReused(t *testing.T) {
+	r, tab := testTable(t, 64)
+	c := &clock{now: int64(time.Hour)}
+	k := testKey("k", 2, Limits{RequestsPerMinute: 10})
+	for _, u := range []string{"a", "b"} {
+		e, place := tab.Find(k, u, c.now, noon())
+		if place != Tracked {
+			t.Fatalf("%s: %v", u, place)
+		}
+		e.SettleQuota(100) // what the pipeline never does without a quota; must not matter either
+	}
+	c.now += int64(time.Hour)
+	Sweep(r, map[uint32]*int64{k.Hash: k.Tracked}, c.now, noon())
+	if n := atomic.LoadInt64(k.Tracked); n != 0 {
+		t.Fatalf("an hour on, %d live entries", n)
+	}
+	if _, place := tab.Find(k, "c", c.now, noon()); place != Tracked {
+		t.Fatalf("a third end user: %v", place)
+	}
+}
+
+// A key whose quota counts months never takes over an entry of a key
+// whose quota counts weeks with use this week (their period ids do not
+// compare), and an entry freed by Sweep starts clean.
+func TestTakeoverAcrossPeriodsAndFreedState(t *testing.T) {
+	r, tab := testTable(t, 8) // one bucket
+	clk := noon()
+	weekly := testKey("weekly", 8, Limits{Quota: 1000, Per: quota.Week})
+	monthly := testKey("monthly", 8, Limits{Quota: 1000, Per: quota.Month})
+	for i := range 8 {
+		e, place := tab.Find(weekly, fmt.Sprintf("w%d", i), 1, clk)
+		if place != Tracked || e.ReserveQuota(900, weekly.Limits, clk.Cal, clk.Now) != nil {
+			t.Fatalf("weekly end user %d: %v", i, place)
+		}
+		e.SettleQuota(900)
+	}
+	if _, place := tab.Find(monthly, "m", 1, clk); place == Tracked {
+		t.Fatal("a monthly key's end user took over a weekly end user's entry with use this week")
+	}
+	// The weekly key removed: Sweep frees its entries, their state cleared.
+	Sweep(r, map[uint32]*int64{monthly.Hash: monthly.Tracked}, 1, clk)
+	e, place := tab.Find(monthly, "m", 1, clk)
+	if place != Tracked || e.QuotaUsed(monthly.Limits, clk.Cal, clk.Now) != 0 {
+		t.Fatalf("on a freed entry: %v, used %d", place, e.QuotaUsed(monthly.Limits, clk.Cal, clk.Now))
+	}
+	if no := e.ReserveQuota(1000, monthly.Limits, clk.Cal, clk.Now); no != nil {
+		t.Fatalf("a freed entry's old use counts: %+v", no)
 	}
 }

@@ -48,7 +48,8 @@ func compileEndUsers(k config.Key, cell *shm.Cell, seed [16]byte) *keyEndUsers {
 		lim.Per, _ = quota.ParsePeriod(q.Per) // validated
 	}
 	return &keyEndUsers{
-		key:      enduser.NewKey(seed, k.Name, cell.Scalar(shm.KeyEndUsersScalar), int64(e.Tracked()), lim),
+		// (Max counts the overflow entry too, as Sweep does.)
+		key:      enduser.NewKey(seed, k.Name, cell.Scalar(shm.KeyEndUsersScalar), int64(e.Tracked())+1, lim),
 		header:   headerName(e.EndUserHeader()),
 		limits:   admission.Limits{RequestsPerMinute: e.RequestsPerMinute, TokensPerMinute: e.TokensPerMinute, MaxConcurrent: e.MaxConcurrent},
 		overflow: cell.Scalar(shm.KeyEndUserOverflowScalar),
@@ -75,12 +76,9 @@ func (g *Gateway) limitEndUser(_ context.Context, c *app.RequestContext, x *exch
 		return e
 	}
 	x.rec.EndUser, x.rec.HasEndUser = id, true
-	period := int64(0)
-	if eu.key.Limits.Quota > 0 {
-		period = x.routes.calendar.ID(eu.key.Limits.Per, x.calendarNow())
-	}
+	clk := enduser.Clock{Cal: x.routes.calendar, Now: x.calendarNow()}
 	h := &x.req.endUser
-	place := g.endUsers.FindInto(&h.entry, &eu.key, id, g.region.Now(), period)
+	place := g.endUsers.FindInto(&h.entry, &eu.key, id, g.region.Now(), &clk)
 	switch place {
 	case enduser.None:
 		x.req.adm.Refused()
@@ -194,6 +192,15 @@ func (g *Gateway) admitEndUserTokens(x *exchange, want int64) *apiError {
 	return nil
 }
 
+// refuseEndUser gives back what the request took of its end user's
+// limits when a later limit refuses it (phase 6): it counts against none.
+func (x *exchange) refuseEndUser() {
+	if h := &x.req.endUser; h.held {
+		h.adm.Refused()
+		h.entry.ReturnQuota()
+	}
+}
+
 // returnEndUserTokens gives back the end user's token and quota
 // reservations unused (a refusal after them, a fallback that reserves
 // its own).
@@ -212,8 +219,8 @@ func (x *exchange) releaseEndUser(used int64, reported bool) {
 		return
 	}
 	h.adm.Release(used, reported)
-	if !reported {
-		used = 0 // nothing generated (no answer), as the key's quota settles
+	if !reported || x.req.key.endUsers.key.Limits.Quota <= 0 {
+		used = 0 // nothing generated (no answer), as the key's quota settles; or no quota to count it
 	}
 	h.entry.SettleQuota(used)
 	h.held = false

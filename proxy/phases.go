@@ -265,14 +265,17 @@ func (g *Gateway) limitTokens(_ context.Context, c *app.RequestContext, x *excha
 	want := tokenReservation(x.req.model, &x.req.scan, prompt, x.api.generates())
 	x.req.reserved = want
 	if e := g.admitTokens(c, x.req.adm, want, prompt, x.req.model, &x.req.scan); e != nil {
+		x.refuseEndUser()
 		return e
 	}
 	if e := g.admitQuotas(c, x, want, prompt); e != nil {
+		x.refuseEndUser()
 		return e
 	}
 	if e := g.admitEndUserTokens(x, want); e != nil {
 		x.req.adm.Refused()
 		g.releaseQuotas(x, false)
+		x.refuseEndUser()
 		return e
 	}
 	return nil

@@ -247,7 +247,7 @@ func writeEndUserMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 	if len(cells) == 0 {
 		return
 	}
-	t.Family("sluice_end_users_tracked", "End users of a key whose limits' state the end-user table holds now (at most its end_user.max_tracked), as of the supervisor's last count (every second).", "gauge", "key")
+	t.Family("sluice_end_users_tracked", "End users of a key whose limits' state the end-user table holds now, its overflow end user included (at most its end_user.max_tracked and that one, and one more between counts), as of the supervisor's last count (every second).", "gauge", "key")
 	for i, c := range cells {
 		t.Int(atomic.LoadInt64(c.Scalar(shm.KeyEndUsersScalar)), names[i])
 	}

@@ -291,24 +291,15 @@ func writePidFile(path string) error {
 // against its max_tracked and frees the entries of keys without end_user
 // now (package enduser).
 func (s *supervisor) sweepEndUsers(cfg *config.Config) {
-	if s.region.EndUserCapacity() == 0 {
-		return
+	if s.region.EndUserCapacity() == 0 || s.upgraded.Load() {
+		return // (a supervisor handing over leaves the table to its successor's configuration)
+	}
+	keys := map[uint32]*int64{}
+	for _, k := range cfg.Keys {
+		if c := s.region.Lookup(shm.KeyCell(k.Name)); k.EndUser != nil && c != nil {
+			keys[enduser.KeyHash(k.Name)] = c.Scalar(shm.KeyEndUsersScalar)
+		}
 	}
 	cal := quota.NewCalendar(cfg.QuotaLocation())
-	now := cal.Now()
-	keys := map[uint32]enduser.SweepKey{}
-	for _, k := range cfg.Keys {
-		c := s.region.Lookup(shm.KeyCell(k.Name))
-		if k.EndUser == nil || c == nil {
-			continue
-		}
-		sk := enduser.SweepKey{Tracked: c.Scalar(shm.KeyEndUsersScalar)}
-		if q := k.EndUser.Quota; q != nil {
-			if p, ok := quota.ParsePeriod(q.Per); ok {
-				sk.Period = cal.ID(p, now)
-			}
-		}
-		keys[enduser.KeyHash(k.Name)] = sk
-	}
-	enduser.Sweep(s.region, keys, s.region.Now())
+	enduser.Sweep(s.region, keys, s.region.Now(), &enduser.Clock{Cal: cal, Now: cal.Now()})
 }

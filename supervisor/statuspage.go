@@ -39,13 +39,13 @@ import (
 var statusPageHTML string
 
 var statusPage = template.Must(template.New("statuspage").Funcs(template.FuncMap{
-	"pct":  func(v float64) string { return fmtPct(&v) },
-	"pctp": fmtPct,
-	"days": func(s float64) string { return strconv.FormatFloat(s/86400, 'f', 1, 64) + " days" },
-	"secs": fmtSecs,
-	"frac": func(v float64) string { return fmtPct(&v) },
+	"pct":    func(v float64) string { return fmtPct(&v) },
+	"pctp":   fmtPct,
+	"days":   func(s float64) string { return strconv.FormatFloat(s/86400, 'f', 1, 64) + " days" },
+	"secs":   fmtSecs,
+	"frac":   func(v float64) string { return fmtPct(&v) },
 	"amount": fmtAmount,
-	"num":  fmtNum,
+	"num":    fmtNum,
 	"limit": func(v int64) string {
 		if v <= 0 {
 			return "–"

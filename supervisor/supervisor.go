@@ -334,7 +334,7 @@ func (s *supervisor) runSlot(sl *slot) {
 			sl.proc = nil
 			sl.mu.Unlock()
 			sl.setControl(nil)
-			s.releaseWorker(sl, cmd.Process.Pid)
+			s.releaseWorker(sl, cmd.Process.Pid, !s.stopping.Load())
 			if s.stopping.Load() {
 				s.log.Info("worker exited", "slot", sl.n, "pid", cmd.Process.Pid, "status", exitReason(err))
 				return
@@ -447,10 +447,14 @@ func (s *supervisor) spawn(sl *slot) (*exec.Cmd, error) {
 // shared region (slots, concurrency places, queue places), before another
 // worker takes its column, and wakes the others: what it held may be what
 // their queued requests wait for.
-func (s *supervisor) releaseWorker(sl *slot, pid int) {
-	// The end-user table counts places in flight in epochs: the dead
-	// worker's are forgotten with every other of its epoch (enduser).
-	s.region.BumpEndUserEpoch()
+func (s *supervisor) releaseWorker(sl *slot, pid int, died bool) {
+	// The end-user table counts places in flight in epochs: a dead
+	// worker's are forgotten with every other of its epoch (enduser). A
+	// worker that exits as told (a stop, an upgrade's drain) gave its
+	// places back first: no new epoch for it.
+	if died {
+		s.region.BumpEndUserEpoch()
+	}
 	switch n := s.region.ReleaseColumn(sl.col); {
 	case n > 0:
 		s.metrics.released.Add(float64(n))
