@@ -286,9 +286,6 @@ const (
 	MaxEndUserTable = 1 << 24
 	// DefaultEndUsersTracked is a key's end_user.max_tracked by default.
 	DefaultEndUsersTracked = 10_000
-	// MaxEndUserID bounds a header's end user id, in bytes (a body's
-	// "user" is bounded by max_body and hashed whole).
-	MaxEndUserID = 1024
 	// MaxEndUserQuota bounds end_user.quota.tokens: a reservation of the
 	// table is kept in 40 bits.
 	MaxEndUserQuota = 1 << 40

@@ -370,14 +370,7 @@ func (c *Config) validate() Problems {
 				add(fmt.Sprintf("%s.models[%d]", p, j), "unknown model %q", m)
 			}
 		}
-		for _, l := range []struct {
-			field string
-			v     int64
-		}{{"requests_per_minute", k.RequestsPerMinute}, {"tokens_per_minute", k.TokensPerMinute}, {"max_concurrent", k.MaxConcurrent}} {
-			if l.v < 0 {
-				add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
-			}
-		}
+		checkRates(add, p, k.RequestsPerMinute, k.TokensPerMinute, k.MaxConcurrent)
 		if k.Weight != 0 && !(k.Weight >= MinKeyWeight && k.Weight <= MaxKeyWeight) {
 			add(p+".weight", "must be between %g and %g (default %g), got %g", MinKeyWeight, MaxKeyWeight, DefaultKeyWeight, k.Weight)
 		}
@@ -518,6 +511,18 @@ func hasControl(s string) bool {
 	return false
 }
 
+// checkRates validates the limits a key and its end users both have, at p.
+func checkRates(add func(field, format string, args ...any), p string, rpm, tpm, concurrent int64) {
+	for _, l := range []struct {
+		field string
+		v     int64
+	}{{"requests_per_minute", rpm}, {"tokens_per_minute", tpm}, {"max_concurrent", concurrent}} {
+		if l.v < 0 {
+			add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
+		}
+	}
+}
+
 // checkEndUser validates a key's end_user block at p.
 func checkEndUser(add func(field, format string, args ...any), p string, e *EndUser) {
 	switch h := e.EndUserHeader(); {
@@ -526,14 +531,7 @@ func checkEndUser(add func(field, format string, args ...any), p string, e *EndU
 	default:
 		add(p+".from", "must be body.user or header:<Name> (a header name, e.g. header:X-End-User), got %q", e.From)
 	}
-	for _, l := range []struct {
-		field string
-		v     int64
-	}{{"requests_per_minute", e.RequestsPerMinute}, {"tokens_per_minute", e.TokensPerMinute}, {"max_concurrent", e.MaxConcurrent}} {
-		if l.v < 0 {
-			add(p+"."+l.field, "must be 0 (no limit) or more, got %d", l.v)
-		}
-	}
+	checkRates(add, p, e.RequestsPerMinute, e.TokensPerMinute, e.MaxConcurrent)
 	if q := e.Quota; q != nil {
 		if q.Tokens <= 0 || q.Tokens > MaxEndUserQuota {
 			add(p+".quota.tokens", "must be 1 to %d tokens, got %d", int64(MaxEndUserQuota), q.Tokens)

@@ -126,10 +126,6 @@ type Table struct{ r *shm.Region }
 // NewTable is r's table.
 func NewTable(r *shm.Region) Table { return Table{r: r} }
 
-// Capacity is the table's entries (0: none; every end user then shares
-// the overflow entry, and Find finds none).
-func (t Table) Capacity() int { return t.r.EndUserCapacity() }
-
 // MaxID bounds an end user id, in bytes (longer ones are the caller's to
 // refuse).
 const MaxID = 1024

@@ -185,7 +185,7 @@ func (g *Gateway) admitEndUserTokens(x *exchange, want int64) *apiError {
 		h.adm.ReturnTokens()
 		wait := max(no.ResetAt.Sub(x.calendarNow()), time.Second)
 		return &apiError{status: http.StatusTooManyRequests, errType: "tokens", code: "end_user_quota_exceeded",
-			retryAfter: strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10),
+			retryAfter: admission.RetryAfterSecs(int64(wait)),
 			message: fmt.Sprintf("End user %s of key `%s` has used %d of its %d tokens this %s (end_user.quota); this request reserves %d. The quota resets at %s.",
 				strconv.Quote(clipID(x.rec.EndUser, 64)), eu.key.Name, no.Used, no.Max, lim.Per, no.Want, no.ResetAt.UTC().Format(time.RFC3339))}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/sse"
 	"github.com/sluice-gw/sluice/proxy/usage"
 	"github.com/sluice-gw/sluice/quota"
@@ -129,7 +130,7 @@ func quotaRefusal(c *app.RequestContext, x *exchange, no *quota.Refusal, code, m
 	wait := max(no.ResetAt.Sub(x.calendarNow()), time.Second)
 	c.Response.Header.Set(headerResetQuota, wait.Round(time.Second).String())
 	return &apiError{status: http.StatusTooManyRequests, errType: "tokens", code: code, message: msg,
-		retryAfter: strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)}
+		retryAfter: admission.RetryAfterSecs(int64(wait))}
 }
 
 // usd writes pico-USD as dollars to the cent's hundredth.
