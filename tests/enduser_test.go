@@ -71,6 +71,17 @@ func TestEndUserLimits(t *testing.T) {
 	if res, out := ask([]byte(`{"model":"m","user":"someone","user":"alice","messages":[{"role":"user","content":"hi"}]}`), keyAll, nil); res.StatusCode == 200 {
 		t.Fatalf("a duplicated user key passed alice's limit: %s", out)
 	}
+	// Ids read differently by Go and Python (an unpaired surrogate), and
+	// ids past the bound, are refused rather than guessed at.
+	for _, u := range []string{`"\ud800alice"`, `"` + strings.Repeat("u", 1025) + `"`} {
+		res, out := ask(chat(u), keyAll, nil)
+		if _, code, _ := openError(t, out); res.StatusCode != 400 || code != "invalid_end_user" {
+			t.Fatalf("end user %.20s…: %d %s", u, res.StatusCode, out)
+		}
+	}
+	if res, out := ask(chat(`"`+strings.Repeat("u", 1024)+`"`), keyAll, nil); res.StatusCode != 200 {
+		t.Fatalf("an end user id of 1,024 bytes: %d %s", res.StatusCode, out)
+	}
 	for _, u := range []string{`"bob"`, ""} {
 		res, out := ask(chat(u), keyAll, nil)
 		if res.StatusCode != 200 {
@@ -103,7 +114,7 @@ func TestEndUserLimits(t *testing.T) {
 		t.Fatalf("the SDK's third request: %v %s", err, raw)
 	}
 
-	// 300 distinct end users at once: at most the 16 tracked (5 are taken
+	// 300 distinct end users at once: at most the 16 tracked (6 are taken
 	// already) once each, and the overflow end user twice, are served.
 	// A sweep in the middle could let claims past it only if it lost
 	// them from the count: it adds what it counted less what it began
@@ -124,7 +135,7 @@ func TestEndUserLimits(t *testing.T) {
 	wg.Wait()
 	// (The key's count takes in its overflow end user once the supervisor
 	// has counted it: until then one more end user may be tracked.)
-	if max := 16 + 1 - 5 + 2; codes[200] > max || codes[200]+codes[429] != 300 {
+	if max := 16 + 1 - 6 + 2; codes[200] > max || codes[200]+codes[429] != 300 {
 		t.Fatalf("a flood of 300 end users: %v; at most %d served", codes, max)
 	}
 	if res, out := ask(chat(`"alice"`), keyAll, nil); res.StatusCode != 429 {
