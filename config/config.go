@@ -178,6 +178,9 @@ type Config struct {
 	// QuotaTimezone is the zone of the calendar periods of keys' quotas
 	// and budgets (an IANA name; default UTC).
 	QuotaTimezone string `yaml:"quota_timezone"`
+	// Auth holds the ways of admitting callers other than keys[]' own
+	// tokens and certificates.
+	Auth Auth `yaml:"auth"`
 	// Keys are the API keys clients may use.
 	Keys []Key `yaml:"keys"`
 	// Models are the models clients may ask for, each with its backends.
@@ -244,6 +247,73 @@ type Key struct {
 	// EndUser applies limits to each end user of the key (the application
 	// behind it serves many); nil: none.
 	EndUser *EndUser `yaml:"end_user"`
+	// JWT: bearer JWTs that auth.jwt verifies and whose key_claim names
+	// this key are this key's requests (its models, limits and cells);
+	// such a key needs no sha256.
+	JWT bool `yaml:"jwt"`
+}
+
+// Auth is the configuration's auth block.
+type Auth struct {
+	// JWT admits callers by their identity provider's tokens; nil: off.
+	JWT *JWT `yaml:"jwt"`
+}
+
+// JWT is auth.jwt: bearer tokens that are JWTs signed by the identity
+// provider's keys (package jwtauth).
+type JWT struct {
+	// JWKSFile or JWKSURL is where the provider's key set is: one of them.
+	JWKSFile string `yaml:"jwks_file"`
+	JWKSURL  string `yaml:"jwks_url"`
+	// JWKSRefresh is how often the set is read again (0 in the file:
+	// DefaultJWKSRefresh); a token naming an unknown kid reads it sooner.
+	JWKSRefresh Duration `yaml:"jwks_refresh"`
+	// Issuers are the accepted "iss" values (at least one).
+	Issuers []string `yaml:"issuers"`
+	// Audiences are the accepted "aud" values: a token's must hold one.
+	Audiences []string `yaml:"audiences"`
+	// KeyClaim is the claim whose string value names the key (a keys[]
+	// entry with jwt: true) whose models and limits the token gets.
+	KeyClaim string `yaml:"key_claim"`
+	// ModelsClaim, if set, is a claim (a list of model names, or a string
+	// of them separated by spaces) that narrows the key's models for the
+	// token; a token without it has the key's models.
+	ModelsClaim string `yaml:"models_claim"`
+	// Algorithms are the accepted "alg"s (nil: RS256, ES256, EdDSA);
+	// asymmetric ones only.
+	Algorithms []string `yaml:"algorithms"`
+	// Leeway is the clock skew allowed on exp, nbf and iat (nil:
+	// DefaultJWTLeeway).
+	Leeway *Duration `yaml:"leeway"`
+}
+
+// auth.jwt's defaults and bounds.
+const (
+	DefaultJWKSRefresh = 5 * time.Minute
+	MinJWKSRefresh     = time.Second
+	DefaultJWTLeeway   = 30 * time.Second
+	MaxJWTLeeway       = 5 * time.Minute
+)
+
+// LeewayOrDefault is j's leeway.
+func (j *JWT) LeewayOrDefault() time.Duration {
+	if j.Leeway == nil {
+		return DefaultJWTLeeway
+	}
+	return time.Duration(*j.Leeway)
+}
+
+// AlgorithmsOrDefault is j's accepted algorithms.
+func (j *JWT) AlgorithmsOrDefault() []string {
+	if j.Algorithms == nil {
+		return []string{"RS256", "ES256", "EdDSA"} // jwtauth.DefaultAlgorithms
+	}
+	return j.Algorithms
+}
+
+// RefreshOrDefault is j's refresh interval.
+func (j *JWT) RefreshOrDefault() time.Duration {
+	return cmp.Or(time.Duration(j.JWKSRefresh), DefaultJWKSRefresh)
 }
 
 // EndUser is a key's limits per end user, each distinct end user (as From
@@ -290,6 +360,15 @@ const (
 	// table is kept in 40 bits.
 	MaxEndUserQuota = 1 << 40
 )
+
+// EndUserClaim is the JWT claim From names ("claim:<name>"), "" for none.
+func (e *EndUser) EndUserClaim() string {
+	c, found := strings.CutPrefix(e.From, "claim:")
+	if !found {
+		return ""
+	}
+	return c
+}
 
 // EndUserHeader is the header name From names, "" for body.user.
 func (e *EndUser) EndUserHeader() string {

@@ -110,7 +110,7 @@ func TestParseProblems(t *testing.T) {
 		{"tracing ratio", "workers: auto", "workers: auto\ntracing: {endpoint: 'http://c:4318', sample_ratio: 1.5}", []string{"tracing.sample_ratio", "between 0 and 1"}},
 		{"control character in a key name", "name: team-a", "name: \"team\\0a\"", []string{"keys[0].name", "control character"}},
 		{"end_user without a limit", `models: ["*"]`, "models: [\"*\"]\n    end_user: {from: body.user}", []string{"bad.yaml:10:", "keys[0].end_user", "sets no limit"}},
-		{"end_user from", `models: ["*"]`, "models: [\"*\"]\n    end_user: {from: cookie, max_concurrent: 1}", []string{"keys[0].end_user.from", "body.user or header:<Name>"}},
+		{"end_user from", `models: ["*"]`, "models: [\"*\"]\n    end_user: {from: cookie, max_concurrent: 1}", []string{"keys[0].end_user.from", "body.user, header:<Name>"}},
 		{"end_user header name", `models: ["*"]`, "models: [\"*\"]\n    end_user: {from: \"header:X End\", max_concurrent: 1}", []string{"keys[0].end_user.from"}},
 		{"end_user quota period", `models: ["*"]`, "models: [\"*\"]\n    end_user: {quota: {tokens: 5, per: year}}", []string{"keys[0].end_user.quota.per", "day, week or month"}},
 		{"end_user quota tokens", `models: ["*"]`, "models: [\"*\"]\n    end_user: {quota: {tokens: 0, per: day}}", []string{"keys[0].end_user.quota.tokens", "must be 1 to"}},

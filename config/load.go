@@ -16,6 +16,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/sluice-gw/sluice/jwtauth"
 )
 
 // Problem is one thing wrong with a configuration file, located by file,
@@ -327,6 +329,9 @@ func (c *Config) validate() Problems {
 			}
 		}
 	}
+	if j := c.Auth.JWT; j != nil {
+		checkJWT(add, j, c.frame)
+	}
 	tracked := 0 // end users the keys' end_user blocks may track, together
 	for i, k := range c.Keys {
 		p := fmt.Sprintf("keys[%d]", i)
@@ -343,6 +348,7 @@ func (c *Config) validate() Problems {
 		names[k.Name] = true
 		switch b, err := hex.DecodeString(k.SHA256); {
 		case k.SHA256 == "" && k.ClientCertSHA256 != "": // a key of client certificates alone
+		case k.SHA256 == "" && k.JWT: // a key of JWTs alone
 		case err != nil || len(b) != 32:
 			add(p+".sha256", "must be 64 hex characters (the SHA-256 of the key, e.g. `printf %%s \"$KEY\" | sha256sum`)")
 		case hashes[strings.ToLower(k.SHA256)]:
@@ -398,6 +404,12 @@ func (c *Config) validate() Problems {
 		if e := k.EndUser; e != nil {
 			tracked += e.Tracked() + 1 // and its overflow end user
 			checkEndUser(add, p+".end_user", e)
+			if e.EndUserClaim() != "" && !k.JWT {
+				add(p+".end_user.from", "claim:%s reads a JWT's claim, but this key takes no JWTs: set jwt: true", e.EndUserClaim())
+			}
+		}
+		if k.JWT && c.Auth.JWT == nil {
+			add(p+".jwt", "needs auth.jwt: the identity provider whose tokens this key takes")
 		}
 		if len(k.CacheGroup) > MaxCacheGroup {
 			add(p+".cache_group", "must be at most %d bytes, got %d", MaxCacheGroup, len(k.CacheGroup))
@@ -523,13 +535,60 @@ func checkRates(add func(field, format string, args ...any), p string, rpm, tpm,
 	}
 }
 
+// checkJWT validates auth.jwt; a jwks_file must hold a usable key set
+// (except in a frame, whose files are read where it runs).
+func checkJWT(add func(field, format string, args ...any), j *JWT, frame bool) {
+	const p = "auth.jwt"
+	switch {
+	case (j.JWKSFile == "") == (j.JWKSURL == ""):
+		add(p, "give one of jwks_file and jwks_url: where the identity provider's key set is")
+	case j.JWKSURL != "":
+		if u, err := url.Parse(j.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(p+".jwks_url", "must be an http or https URL, got %q", j.JWKSURL)
+		}
+	}
+	if j.JWKSRefresh != 0 && time.Duration(j.JWKSRefresh) < MinJWKSRefresh {
+		add(p+".jwks_refresh", "must be at least %s, got %s", MinJWKSRefresh, time.Duration(j.JWKSRefresh))
+	}
+	if len(j.Issuers) == 0 {
+		add(p+".issuers", "at least one issuer is required: a token of any other is refused")
+	}
+	if len(j.Audiences) == 0 {
+		add(p+".audiences", "at least one audience is required: a token issued for another service must not pass here")
+	}
+	if j.KeyClaim == "" {
+		add(p+".key_claim", "is required: the claim naming the key (keys[].name, with jwt: true) a token stands for")
+	}
+	for i, a := range j.Algorithms {
+		if !slices.Contains(jwtauth.Allowed, a) {
+			add(fmt.Sprintf("%s.algorithms[%d]", p, i), "must be one of %s (asymmetric), not %q", strings.Join(jwtauth.Allowed, ", "), a)
+		}
+	}
+	if j.Algorithms != nil && len(j.Algorithms) == 0 {
+		add(p+".algorithms", "must name at least one algorithm (or be left out: %s)", strings.Join(jwtauth.DefaultAlgorithms, ", "))
+	}
+	if l := j.LeewayOrDefault(); l < 0 || l > MaxJWTLeeway {
+		add(p+".leeway", "must be 0 to %s, got %s", MaxJWTLeeway, l)
+	}
+	if j.JWKSFile != "" && !frame {
+		data, err := os.ReadFile(j.JWKSFile)
+		if err == nil {
+			_, _, err = jwtauth.ParseSet(data, j.AlgorithmsOrDefault())
+		}
+		if err != nil {
+			add(p+".jwks_file", "%v", err)
+		}
+	}
+}
+
 // checkEndUser validates a key's end_user block at p.
 func checkEndUser(add func(field, format string, args ...any), p string, e *EndUser) {
 	switch h := e.EndUserHeader(); {
 	case e.From == "" || e.From == "body.user":
 	case h != "" && validHeaderName(h):
+	case e.EndUserClaim() != "":
 	default:
-		add(p+".from", "must be body.user or header:<Name> (a header name, e.g. header:X-End-User), got %q", e.From)
+		add(p+".from", "must be body.user, header:<Name> (a header name, e.g. header:X-End-User) or claim:<name> (a JWT claim), got %q", e.From)
 	}
 	checkRates(add, p, e.RequestsPerMinute, e.TokensPerMinute, e.MaxConcurrent)
 	if q := e.Quota; q != nil {

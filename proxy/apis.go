@@ -13,7 +13,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/route"
 
 	"github.com/sluice-gw/sluice/config"
-
+	"github.com/sluice-gw/sluice/jwtauth"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/sse"
 	"github.com/sluice-gw/sluice/proxy/usage"
@@ -178,22 +178,28 @@ func (a *apiSpec) clientKey(c *app.RequestContext) (token []byte, sent bool) {
 // is no key too: the official SDKs refuse to run without one, so a
 // service that authenticates by certificate sends a placeholder. Either
 // credential is the caller's own; a valid key names which of its keys.
-func (a *apiSpec) identify(ctx context.Context, c *app.RequestContext, t *routeTable) (*keyRoute, *apiError) {
+//
+// A token that is a JWT, with auth.jwt on, is verified instead
+// (byJWT): its key and its identity, or its 401.
+func (a *apiSpec) identify(ctx context.Context, c *app.RequestContext, t *routeTable) (*keyRoute, *jwtauth.Identity, *apiError) {
 	token, sent := a.clientKey(c)
 	if sent {
 		if key := t.authenticate(token); key != nil {
-			return key, nil
+			return key, nil, nil
+		}
+		if t.jwt != nil && jwtauth.LooksLikeJWT(token) {
+			return t.byJWT(a, token)
 		}
 	}
 	key, presented := t.byCert(ctx)
 	if key != nil {
-		return key, nil
+		return key, nil, nil
 	}
 	e := errUnauthorized(a, sent)
 	if presented {
 		e.message += " The client certificate presented is not one of this gateway's keys."
 	}
-	return nil, e
+	return nil, nil, e
 }
 
 // bearerToken returns the token of an Authorization: Bearer header, or nil.
@@ -255,7 +261,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 	defer g.finish(rec)
 	routes := g.acquireRoutes()
 	defer routes.refs.Add(-1)
-	key, e := modelList.identify(ctx, c, routes)
+	key, id, e := modelList.identify(ctx, c, routes)
 	if e != nil {
 		g.refuseUnread(c, rec, e, openAIErrors)
 		return
@@ -264,7 +270,7 @@ func (g *Gateway) models(ctx context.Context, c *app.RequestContext) {
 	b := append(make([]byte, 0, 256), `{"object":"list","data":[`...)
 	first := true
 	for _, m := range routes.order {
-		if !key.allows(m.name) {
+		if !key.allows(m.name) || !id.Allows(m.name) {
 			continue
 		}
 		if !first {

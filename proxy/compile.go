@@ -78,6 +78,12 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 		if sum, ok := config.CertFingerprint(k.ClientCertSHA256); ok {
 			t.certKeys[sum] = kr
 		}
+		if k.JWT {
+			if t.jwtKeys == nil {
+				t.jwtKeys = map[string]*keyRoute{}
+			}
+			t.jwtKeys[k.Name] = kr
+		}
 	}
 	for _, m := range c.Models {
 		mr := compileModel(c, m, region.PrefixCapacity() > 0)

@@ -32,6 +32,7 @@ import (
 type keyEndUsers struct {
 	key      enduser.Key
 	header   []byte // the header that names the end user; nil: the body's "user"
+	claim    string // or the JWT claim that names it ("": none)
 	limits   admission.Limits
 	overflow *int64 // the key's count of requests held to its overflow end user
 }
@@ -51,6 +52,7 @@ func compileEndUsers(k config.Key, cell *shm.Cell, seed [16]byte) *keyEndUsers {
 		// (Max counts the overflow entry too, as Sweep does.)
 		key:      enduser.NewKey(seed, k.Name, cell.Scalar(shm.KeyEndUsersScalar), int64(e.Tracked())+1, lim),
 		header:   headerName(e.EndUserHeader()),
+		claim:    e.EndUserClaim(),
 		limits:   admission.Limits{RequestsPerMinute: e.RequestsPerMinute, TokensPerMinute: e.TokensPerMinute, MaxConcurrent: e.MaxConcurrent},
 		overflow: cell.Scalar(shm.KeyEndUserOverflowScalar),
 	}
@@ -103,7 +105,15 @@ func (g *Gateway) limitEndUser(_ context.Context, c *app.RequestContext, x *exch
 // user read as several.
 func endUserID(c *app.RequestContext, x *exchange, eu *keyEndUsers) (string, *apiError) {
 	var id string
-	if eu.header != nil {
+	if eu.claim != "" {
+		// The token's claim (none for the key's static token, or a token
+		// without it: the anonymous end user).
+		v, _, bad := x.req.jwt.Claim(eu.claim)
+		if bad {
+			return "", errInvalid(http.StatusBadRequest, "invalid_end_user", "The token's claim "+strconv.Quote(eu.claim)+", which names the end user, is neither a string nor a number.")
+		}
+		id = v
+	} else if eu.header != nil {
 		n := 0
 		c.Request.Header.VisitAll(func(k, v []byte) {
 			if bytes.EqualFold(k, eu.header) {

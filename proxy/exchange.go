@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 
+	"github.com/sluice-gw/sluice/jwtauth"
 	"github.com/sluice-gw/sluice/proxy/admission"
 	"github.com/sluice-gw/sluice/proxy/reqscan"
 	"github.com/sluice-gw/sluice/proxy/tracing"
@@ -41,6 +42,7 @@ type exchange struct {
 // goes upstream.
 type admitted struct {
 	key     *keyRoute
+	jwt     *jwtauth.Identity // the token's caller, if its key came from a JWT (jwt.go); nil: none
 	adm     *admission.Admission
 	held    *bodyHold
 	payload []byte // the request body, until the answer starts flowing

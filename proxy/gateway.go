@@ -191,6 +191,7 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	routes.gen = o.Generation
+	routes.jwt = g.newJWTAuth(cfg.Auth.JWT, nil)
 	g.routes.current.Store(routes)
 	g.marks.generation.SetMark(g.col, routes.gen)
 	// Health checks run for the gateway's life; the first round completes
@@ -224,6 +225,9 @@ func (g *Gateway) Close() {
 	g.life.background.Wait()
 	g.routes.mu.Lock()
 	g.routes.stopHealth()
+	if rt := g.routes.current.Load(); rt != nil {
+		rt.jwt.close()
+	}
 	g.routes.mu.Unlock()
 	g.flushTraces()
 	g.records.stopFlusher()

@@ -143,11 +143,14 @@ const writeGrace = 5 * time.Second
 
 // 1. auth: the client's key.
 func (g *Gateway) authenticate(ctx context.Context, c *app.RequestContext, x *exchange) *apiError {
-	key, e := x.api.identify(ctx, c, x.routes)
+	key, id, e := x.api.identify(ctx, c, x.routes)
 	if e != nil {
 		return e
 	}
 	x.req.key, x.rec.Key = key, key.name
+	if id != nil {
+		x.req.jwt, x.rec.Subject, x.rec.HasSubject = id, id.Subject, true
+	}
 	return nil
 }
 
@@ -225,7 +228,7 @@ func (g *Gateway) route(_ context.Context, _ *app.RequestContext, x *exchange) *
 		return errInvalid(http.StatusNotFound, "model_not_found",
 			fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name))
 	}
-	if !x.req.key.allows(m.name) {
+	if !x.req.may(m) {
 		return errInvalid(http.StatusForbidden, "model_not_allowed",
 			fmt.Sprintf("Your API key may not use the model `%s`.", m.name))
 	}

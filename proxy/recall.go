@@ -113,7 +113,7 @@ func (g *Gateway) routeStored(_ context.Context, c *app.RequestContext, x *excha
 	now := time.Now()
 	eligible := false
 	for _, m := range x.routes.order {
-		if !x.req.key.allows(m.name) || !m.serves(x.api) {
+		if !x.req.may(m) || !m.serves(x.api) {
 			continue
 		}
 		eligible = true

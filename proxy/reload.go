@@ -53,15 +53,22 @@ func (g *Gateway) Apply(cfg *config.Config, gen int64) error {
 	}
 	rt.gen = gen
 	rt.carryHealth(old)
+	rt.jwt = g.newJWTAuth(cfg.Auth.JWT, old.jwt)
 	stopHealth := checkHealth(rt, g.routes.reach, g.log)
 	if err := g.records.usage.Retarget(cfg.UsageLog, time.Duration(cfg.UsageLogFlush)); err != nil {
 		stopHealth()
+		if rt.jwt != old.jwt {
+			rt.jwt.close()
+		}
 		return fmt.Errorf("usage_log: %w", err)
 	}
 	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
 	g.setTracer(cfg.Tracing)
 	g.routes.current.Store(rt)
+	if old.jwt != rt.jwt {
+		old.jwt.close() // its verifier keeps its set for requests still on old
+	}
 	g.routes.stopHealth()
 	g.routes.stopHealth = stopHealth
 	old.retiredAt = time.Now()

@@ -32,6 +32,11 @@ type routeTable struct {
 	certKeys map[[sha256.Size]byte]*keyRoute
 	models   map[string]*modelRoute
 	order    []*modelRoute // config order, for /v1/models
+
+	// jwt is auth.jwt's verifier (jwt.go); nil: off. jwtKeys are the
+	// keys with jwt: true, by name (a token's key_claim).
+	jwt     *jwtAuth
+	jwtKeys map[string]*keyRoute
 }
 
 // keyRoute is one client API key.

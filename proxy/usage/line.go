@@ -36,10 +36,12 @@ const (
 	logErrMax           = 64  // error: the gateway's own codes
 	logClientMax        = 64  // client: an address
 	logFinishMax        = 64  // finish_reason: the backend's
-	logTriedMax         = 384 // backends_tried, the whole list
+	logTriedMax         = 256 // backends_tried, the whole list
 	logUpstreamModelMax = 192 // upstream_model: configured
-	logUserMax          = 256 // user: the client's
-	logUAMax            = 384 // user_agent: the client's
+	logUserMax          = 192 // user: the client's
+	logEndUserMax       = 128 // end_user: the client's (an id of up to 1,024 bytes is clipped)
+	logSubjectMax       = 128 // jwt_subject: the identity provider's
+	logUAMax            = 256 // user_agent: the client's
 )
 
 // AppendLine appends r as one JSON line of at most MaxLine
@@ -166,7 +168,13 @@ func AppendLine(b []byte, r *Record, worker int, end time.Time) []byte {
 	}
 	b = append(b, `,"end_user":`...)
 	if r.HasEndUser {
-		b = appendLogString(b, r.EndUser, logUserMax)
+		b = appendLogString(b, r.EndUser, logEndUserMax)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"jwt_subject":`...)
+	if r.HasSubject {
+		b = appendLogString(b, r.Subject, logSubjectMax)
 	} else {
 		b = append(b, "null"...)
 	}

@@ -58,6 +58,8 @@ type Record struct {
 	UserRaw         string        // the request's "user", as its raw JSON string literal
 	EndUser         string        // the end user its key's end_user limits held it to ("" with HasEndUser: the anonymous one)
 	HasEndUser      bool          // the key has end_user limits
+	Subject         string        // the "sub" of the JWT its key came from (HasSubject)
+	HasSubject      bool          // its key came from a JWT
 	UserAgent       string        // the client's User-Agent, clipped
 	UpstreamCode    int           // status of the last backend answer
 	HeadersAt       time.Duration // to the backend's response headers

@@ -224,6 +224,7 @@ func hostileRecord(s string) *Record {
 	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = long, long, long, long, long, long, long
 	r.ModelRequested = long + "x" // not Model: written
 	r.FinishReason, r.UpstreamModel, r.UserAgent = long, long, long
+	r.EndUser, r.HasEndUser, r.Subject, r.HasSubject = long, true, long, true
 	r.UserRaw = `"` + strings.Repeat(`\u0001\ud800é`, 2000) + `"`
 	r.Tried = nil
 	r.TLSVersion, r.TLSResumed = 0x7f7f, true // "other", the widest
@@ -258,9 +259,10 @@ func TestUsageLineBound(t *testing.T) {
 	r.RequestID, r.Key, r.Path, r.Model, r.Backend, r.ErrCode, r.ClientAddr = "", "", "", "", "", "", ""
 	r.ModelRequested = "" // null, its widest empty form
 	r.FinishReason, r.UpstreamModel, r.UserAgent, r.UserRaw, r.Tried = "", "", "", `""`, nil
+	r.EndUser, r.HasEndUser, r.Subject, r.HasSubject = "", true, "", true
 	fixed := len(AppendLine(nil, r, -1<<63, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
 	budgets := logIDMax + logKeyMax + PathMax + logModelMax + logRequestedMax + logURLMax + logErrMax + logClientMax +
-		logFinishMax + logTriedMax + logUpstreamModelMax + logUserMax + logUAMax
+		logFinishMax + logTriedMax + logUpstreamModelMax + logUserMax + logEndUserMax + logSubjectMax + logUAMax
 	if fixed+budgets > MaxLine {
 		t.Fatalf("fixed part %d + budgets %d = %d > %d", fixed, budgets, fixed+budgets, MaxLine)
 	}
