@@ -175,7 +175,9 @@ func TestJWTKeys(t *testing.T) {
 	}
 
 	// team-b: a caller's own limit (sub) and models narrowed.
-	b := func(extra ...any) string { return p.token(t, "rsa-1", teamClaims(append([]any{"team", "team-b"}, extra...)...)) }
+	b := func(extra ...any) string {
+		return p.token(t, "rsa-1", teamClaims(append([]any{"team", "team-b"}, extra...)...))
+	}
 	if res, out := ask(b(), chat); res.StatusCode != 200 {
 		t.Fatalf("team-b: %d %s", res.StatusCode, out)
 	}
