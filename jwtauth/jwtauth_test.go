@@ -11,6 +11,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +336,48 @@ func BenchmarkVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A file source: loaded at start; a load that fails keeps the set loaded
+// before; a new set replaces it (its tokens admitted, the old key's not).
+func TestLoaderFile(t *testing.T) {
+	path := t.TempDir() + "/jwks.json"
+	write := func(data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(setOf(t, "RS256"))
+	v := NewVerifier(Policy{Issuers: []string{"https://idp.example"}, Audiences: []string{"sluice"}, KeyClaim: "team"})
+	l, err := NewLoader(Source{File: path, Refresh: time.Hour}, v, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	defer l.Close()
+	rs, es := []byte(sign(t, "RS256", claims())), []byte(sign(t, "ES256", claims()))
+	if _, err := v.Verify(rs, now); err != nil {
+		t.Fatal(err)
+	}
+	write([]byte(`{"keys": [`))
+	if err := l.Reload(); err == nil || l.Err() == nil {
+		t.Fatal("a broken set loaded")
+	}
+	if _, err := v.Verify(rs, now); err != nil {
+		t.Fatalf("the set loaded before was not kept: %v", err)
+	}
+	write(setOf(t, "ES256"))
+	if err := l.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(es, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(rs, now); err == nil {
+		t.Fatal("the removed key's token is still admitted")
+	}
+	if _, err := NewLoader(Source{File: path + ".missing", Refresh: time.Hour}, NewVerifier(Policy{}), slog.New(slog.DiscardHandler)); err == nil {
+		t.Fatal("a missing file loaded")
 	}
 }
