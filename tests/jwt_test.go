@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -47,16 +48,22 @@ func newIDP(t *testing.T) *idp {
 	p.keys["rsa-1"], p.keys["ec-1"], p.keys["ed-1"], p.keys["rsa-2"] = rk, ek, dk, rk2
 	p.published = []string{"rsa-1", "ec-1", "ed-1"}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		var set jose.JSONWebKeySet
-		for _, kid := range p.published {
-			set.Keys = append(set.Keys, jose.JSONWebKey{Key: p.keys[kid].Public(), KeyID: kid, Use: "sig"})
-		}
-		json.NewEncoder(w).Encode(set) //nolint:errcheck
+		w.Write(p.jwks()) //nolint:errcheck
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+// jwks is the set of the keys p publishes.
+func (p *idp) jwks() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var set jose.JSONWebKeySet
+	for _, kid := range p.published {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: p.keys[kid].Public(), KeyID: kid, Use: "sig"})
+	}
+	b, _ := json.Marshal(set)
+	return b
 }
 
 func (p *idp) publish(kids ...string) {
@@ -254,6 +261,39 @@ func TestJWTKeys(t *testing.T) {
 	for i := range 4 {
 		if res, out := ask(old, chat); res.StatusCode != 401 {
 			t.Fatalf("a token of the removed key, try %d: %d %s", i, res.StatusCode, out)
+		}
+	}
+}
+
+// A jwks_file is read again at a reload (SIGHUP), even one that changes
+// nothing else: the rotated key is admitted by every worker at once, the
+// removed one's tokens refused.
+func TestJWTKeysFileReload(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	p := newIDP(t)
+	jwks := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(jwks, p.jwks(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(jwtConfig(be, p, "off"), "jwks_url: "+p.srv.URL+"/jwks", "jwks_file: "+jwks, 1)
+	g := startGateway(t, cfg)
+	chat := []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	old := p.token(t, "rsa-1", teamClaims("team", "team-b"))
+	fresh := p.token(t, "rsa-2", teamClaims("team", "team-b"))
+	if res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", old, chat, nil); res.StatusCode != 200 {
+		t.Fatalf("before the reload: %d %s", res.StatusCode, out)
+	}
+	p.publish("rsa-2")
+	if err := os.WriteFile(jwks, p.jwks(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.reloadWith(cfg)
+	for i := range 6 { // fresh connections: both workers
+		if res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", fresh, chat, nil); res.StatusCode != 200 {
+			t.Fatalf("the new key after the reload, try %d: %d %s", i, res.StatusCode, out)
+		}
+		if res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", old, chat, nil); res.StatusCode != 401 {
+			t.Fatalf("the removed key after the reload, try %d: %d %s", i, res.StatusCode, out)
 		}
 	}
 }
