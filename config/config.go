@@ -303,10 +303,21 @@ func (j *JWT) LeewayOrDefault() time.Duration {
 	return time.Duration(*j.Leeway)
 }
 
+// JWTAlgorithms are the algorithms auth.jwt.algorithms may name (as
+// jwtauth.Allowed: asymmetric only); DefaultJWTAlgorithms are its default
+// (jwtauth.DefaultAlgorithms). Copies: config imports nothing of sluice's.
+var (
+	JWTAlgorithms        = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+	DefaultJWTAlgorithms = []string{"RS256", "ES256", "EdDSA"}
+)
+
+// MaxJWKSBytes bounds a jwks_file (jwtauth.MaxSetBytes).
+const MaxJWKSBytes = 1 << 20
+
 // AlgorithmsOrDefault is j's accepted algorithms.
 func (j *JWT) AlgorithmsOrDefault() []string {
 	if j.Algorithms == nil {
-		return []string{"RS256", "ES256", "EdDSA"} // jwtauth.DefaultAlgorithms
+		return DefaultJWTAlgorithms
 	}
 	return j.Algorithms
 }

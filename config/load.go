@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,8 +17,6 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
-
-	"github.com/sluice-gw/sluice/jwtauth"
 )
 
 // Problem is one thing wrong with a configuration file, located by file,
@@ -560,23 +559,32 @@ func checkJWT(add func(field, format string, args ...any), j *JWT, frame bool) {
 		add(p+".key_claim", "is required: the claim naming the key (keys[].name, with jwt: true) a token stands for")
 	}
 	for i, a := range j.Algorithms {
-		if !slices.Contains(jwtauth.Allowed, a) {
-			add(fmt.Sprintf("%s.algorithms[%d]", p, i), "must be one of %s (asymmetric), not %q", strings.Join(jwtauth.Allowed, ", "), a)
+		if !slices.Contains(JWTAlgorithms, a) {
+			add(fmt.Sprintf("%s.algorithms[%d]", p, i), "must be one of %s (asymmetric), not %q", strings.Join(JWTAlgorithms, ", "), a)
 		}
 	}
 	if j.Algorithms != nil && len(j.Algorithms) == 0 {
-		add(p+".algorithms", "must name at least one algorithm (or be left out: %s)", strings.Join(jwtauth.DefaultAlgorithms, ", "))
+		add(p+".algorithms", "must name at least one algorithm (or be left out: %s)", strings.Join(DefaultJWTAlgorithms, ", "))
 	}
 	if l := j.LeewayOrDefault(); l < 0 || l > MaxJWTLeeway {
 		add(p+".leeway", "must be 0 to %s, got %s", MaxJWTLeeway, l)
 	}
 	if j.JWKSFile != "" && !frame {
-		data, err := os.ReadFile(j.JWKSFile)
-		if err == nil {
-			_, _, err = jwtauth.ParseSet(data, j.AlgorithmsOrDefault())
+		// Its shape only: which keys can verify is package jwtauth's to
+		// say, when a worker loads it (config imports nothing of sluice's).
+		var doc struct {
+			Keys []json.RawMessage `json:"keys"`
 		}
-		if err != nil {
+		data, err := os.ReadFile(j.JWKSFile)
+		switch {
+		case err != nil:
 			add(p+".jwks_file", "%v", err)
+		case len(data) > MaxJWKSBytes:
+			add(p+".jwks_file", "is %d bytes, more than %d", len(data), MaxJWKSBytes)
+		case json.Unmarshal(data, &doc) != nil:
+			add(p+".jwks_file", "is not a JWKS document (a JSON object with \"keys\")")
+		case len(doc.Keys) == 0:
+			add(p+".jwks_file", "holds no key")
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/sluice-gw/sluice/config"
 )
 
 // signers are one key of each accepted kind, generated once.
@@ -379,5 +382,13 @@ func TestLoaderFile(t *testing.T) {
 	}
 	if _, err := NewLoader(Source{File: path + ".missing", Refresh: time.Hour}, NewVerifier(Policy{}), slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("a missing file loaded")
+	}
+}
+
+// config keeps copies of the algorithm lists and the set's bound (it
+// imports nothing of sluice's): they must be these.
+func TestConfigCopies(t *testing.T) {
+	if !slices.Equal(config.JWTAlgorithms, Allowed) || !slices.Equal(config.DefaultJWTAlgorithms, DefaultAlgorithms) || config.MaxJWKSBytes != MaxSetBytes {
+		t.Fatal("config's copies of jwtauth's lists differ")
 	}
 }
