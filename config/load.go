@@ -2,8 +2,8 @@ package config
 
 import (
 	"cmp"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
