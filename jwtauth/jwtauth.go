@@ -193,20 +193,30 @@ func unusable(k *jose.JSONWebKey, algs []string) string {
 	if k.Algorithm != "" && !slices.Contains(algs, k.Algorithm) {
 		return fmt.Sprintf("alg %q is not accepted", k.Algorithm)
 	}
-	switch pk := k.Key.(type) {
+	switch pk := publicKey(k.Key).(type) {
 	case *rsa.PublicKey:
 		if pk.N.BitLen() < MinRSABits {
 			return fmt.Sprintf("RSA key of %d bits, under %d", pk.N.BitLen(), MinRSABits)
 		}
-	case *rsa.PrivateKey:
-		if pk.N.BitLen() < MinRSABits {
-			return fmt.Sprintf("RSA key of %d bits, under %d", pk.N.BitLen(), MinRSABits)
-		}
-	case *ecdsa.PublicKey, *ecdsa.PrivateKey, ed25519.PublicKey, ed25519.PrivateKey:
+	case *ecdsa.PublicKey, ed25519.PublicKey:
 	default:
 		return fmt.Sprintf("a %T key cannot verify an asymmetric signature", k.Key)
 	}
 	return ""
+}
+
+// publicKey is key's public half: key itself if it is public, or of a
+// type that has none.
+func publicKey(key any) any {
+	switch pk := key.(type) {
+	case *rsa.PrivateKey:
+		return &pk.PublicKey
+	case *ecdsa.PrivateKey:
+		return &pk.PublicKey
+	case ed25519.PrivateKey:
+		return pk.Public()
+	}
+	return key
 }
 
 // fits reports whether k is of the type (and curve) alg signs with, and
@@ -215,16 +225,7 @@ func fits(k *jose.JSONWebKey, alg string) bool {
 	if k.Algorithm != "" && k.Algorithm != alg {
 		return false
 	}
-	pub := k.Key
-	switch pk := pub.(type) {
-	case *rsa.PrivateKey:
-		pub = &pk.PublicKey
-	case *ecdsa.PrivateKey:
-		pub = &pk.PublicKey
-	case ed25519.PrivateKey:
-		pub = pk.Public()
-	}
-	switch pk := pub.(type) {
+	switch pk := publicKey(k.Key).(type) {
 	case *rsa.PublicKey:
 		return alg[:2] == "RS" || alg[:2] == "PS"
 	case *ecdsa.PublicKey:
@@ -294,7 +295,7 @@ func (v *Verifier) HasKeys() bool {
 // Verify returns the identity of token at now, or why it is refused
 // (*Error). A token verified before, under the same key set, is taken
 // from the cache (its expiry checked again).
-func (v *Verifier) Verify(token []byte, now time.Time) (*Identity, error) {
+func (v *Verifier) Verify(token []byte, now time.Time) (*Identity, *Error) {
 	if len(token) > MaxToken {
 		return nil, refused("the token is %d bytes, more than %d", len(token), MaxToken)
 	}
@@ -334,7 +335,7 @@ func (v *Verifier) Verify(token []byte, now time.Time) (*Identity, error) {
 
 // verify checks token's signature against set and its claims against the
 // policy.
-func (v *Verifier) verify(token string, set *keySet, now time.Time) (*Identity, error) {
+func (v *Verifier) verify(token string, set *keySet, now time.Time) (*Identity, *Error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		if alg := headerAlg(token); alg != "" && !slices.Contains(v.policy.Algorithms, alg) {

@@ -122,12 +122,12 @@ func (l *Loader) run() {
 			return
 		case <-l.wake:
 			t.Stop()
-			if time.Since(l.loadedAt()) < minUnknownKeyRefresh {
+			if early := minUnknownKeyRefresh - time.Since(l.loadedAt()); early > 0 {
 				// Too soon: wait out the interval, then load.
 				select {
 				case <-l.stop:
 					return
-				case <-time.After(minUnknownKeyRefresh - time.Since(l.loadedAt())):
+				case <-time.After(early):
 				}
 			}
 		case <-t.C:

@@ -55,15 +55,11 @@ func (a *jwtAuth) close() {
 func (t *routeTable) byJWT(a *apiSpec, token []byte) (*keyRoute, *jwtauth.Identity, *apiError) {
 	id, err := t.jwt.verifier.Verify(token, time.Now())
 	if err != nil {
-		reason := err.Error()
-		if e, ok := err.(*jwtauth.Error); ok {
-			reason = e.Reason
-		}
-		return nil, nil, jwtRefused(a, "The token is refused: "+reason+".")
+		return nil, nil, jwtRefused(a, "The token is refused: "+err.Reason+".")
 	}
 	key := t.jwtKeys[id.Key]
 	if key == nil {
-		return nil, nil, jwtRefused(a, "The token names the key "+quoteClip(id.Key)+", which takes no tokens here.")
+		return nil, nil, jwtRefused(a, "The token names the key `"+clipID(id.Key, 80)+"`, which takes no tokens here.")
 	}
 	return key, id, nil
 }
@@ -74,14 +70,6 @@ func jwtRefused(a *apiSpec, msg string) *apiError {
 	e := errUnauthorized(a, true)
 	e.message = msg
 	return e
-}
-
-// quoteClip is s quoted, bounded for an error message.
-func quoteClip(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return "`" + s + "`"
 }
 
 // may reports whether the request's key, and its token if it came with
