@@ -120,6 +120,7 @@ func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRo
 	kr.cacheSalt = groupSalt(cmp.Or(k.CacheGroup, k.Name))
 	if k.HasQuotas() {
 		kr.quotas.tokens = cell(shm.QuotaCell(k.Name))
+		kr.quotas.tokensJ = quota.NewJournaled(shm.QuotaCell(k.Name), kr.quotas.tokens)
 		for _, q := range []struct {
 			p quota.Period
 			v int64
@@ -132,6 +133,7 @@ func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRo
 	if b := k.Budget; b != nil {
 		per, _ := quota.ParsePeriod(b.Per) // validated
 		kr.quotas.spend = cell(shm.BudgetCell(k.Name))
+		kr.quotas.spendJ = quota.NewJournaled(shm.BudgetCell(k.Name), kr.quotas.spend)
 		kr.quotas.spendLimit = []quota.Limit{{P: per, Max: b.BudgetPico()}}
 	}
 	kr.endUsers = compileEndUsers(k, kr.cell, seed)

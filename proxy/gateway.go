@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-gw/sluice/meter"
 	"github.com/sluice-gw/sluice/proxy/queue"
 	"github.com/sluice-gw/sluice/proxy/usage"
+	"github.com/sluice-gw/sluice/quota"
 	"github.com/sluice-gw/sluice/shm"
 )
 
@@ -104,6 +105,10 @@ type Gateway struct {
 	client   clientBounds // the bounds on a request's body and answer (client.go)
 	log      *slog.Logger
 	life     lifecycle
+	// journal is the spend journal in state_dir (package quota; nil
+	// without state_dir): each settle of a quota or budget, for a
+	// restart after a kill -9 to find what the last checkpoint missed.
+	journal *quota.Journal
 }
 
 // lifecycle is the gateway's own life: when it began, and the background
@@ -176,6 +181,9 @@ func New(o Options) (*Gateway, error) {
 	g.routes.reach = o.Backends
 	g.records.stopFlusher = func() {}
 	g.routes.stopHealth = func() {}
+	g.journal = quota.OpenJournal(cfg.StateDir, func(err error) {
+		g.log.Error("spend journal: cannot write; what was settled since the last checkpoint would be lost to a kill -9", "dir", cfg.StateDir, "err", err)
+	})
 	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
 	g.tracer.slot = o.Slot
@@ -232,6 +240,7 @@ func (g *Gateway) Close() {
 	g.flushTraces()
 	g.records.stopFlusher()
 	g.records.usage.Close()
+	g.journal.Close()
 }
 
 // ReopenUsageLog reopens the usage log at its path (SIGUSR1: logrotate

@@ -29,6 +29,9 @@ type keyQuotas struct {
 	tokenLimits []quota.Limit
 	spend       *shm.Cell
 	spendLimit  []quota.Limit // one, in pico-USD
+
+	// tokensJ and spendJ are the cells as the spend journal writes them.
+	tokensJ, spendJ quota.Journaled
 }
 
 // quotaHold is what a request reserved on its key's quotas, until end.
@@ -80,11 +83,22 @@ func (g *Gateway) releaseQuotas(x *exchange, settled bool) {
 			pico = x.rec.CostPico
 		}
 	}
+	var wrote quota.Journaled
+	var spent quota.Journaled
 	if q.tokens != nil && (h.tokens > 0 || tokens > 0) {
 		quota.Settle(q.tokens, g.col, h.tokens, tokens)
+		if tokens > 0 {
+			wrote = q.tokensJ
+		}
 	}
 	if q.spend != nil && (h.pico > 0 || pico > 0) {
 		quota.Settle(q.spend, g.col, h.pico, pico)
+		if pico > 0 {
+			spent = q.spendJ
+		}
+	}
+	if wrote.Cell != nil || spent.Cell != nil {
+		g.journal.Record(wrote, spent) // after the settles: a crash before it loses only this request's, as its usage line
 	}
 	*h = quotaHold{}
 }

@@ -50,7 +50,7 @@ func TestCalendar(t *testing.T) {
 	}
 }
 
-func testCell(t *testing.T, cols int) *shm.Cell {
+func testCell(t testing.TB, cols int) *shm.Cell {
 	t.Helper()
 	r, err := shm.Create(8, cols)
 	if err != nil {

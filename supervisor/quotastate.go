@@ -26,9 +26,16 @@ import (
 // QuotaStateFile is the state file's name in state_dir.
 const QuotaStateFile = "quota.state"
 
-// quotaCheckpoint is how often the state is written: what a kill -9 of
-// every process can lose is what was settled since.
-const quotaCheckpoint = time.Second
+// quotaCheckpoint is how often the state is written: what a power cut
+// can lose is what was settled since (a kill -9 of every process loses
+// nothing: the workers' spend journals hold it). SLUICE_TEST_QUOTA_CHECKPOINT,
+// a duration, replaces it (tests of the journal alone).
+var quotaCheckpoint = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SLUICE_TEST_QUOTA_CHECKPOINT")); err == nil && d > 0 {
+		return d
+	}
+	return time.Second
+}()
 
 // quotaState is the supervisor's side of the durable quotas.
 type quotaState struct {
@@ -68,21 +75,25 @@ func (q *quotaState) load(r *shm.Region, inherited bool) error {
 			os.Remove(name) //nolint:errcheck // a leftover; the next checkpoint makes its own
 		}
 	}
-	f, err := os.Open(filepath.Join(q.dir, QuotaStateFile))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
+	file := filepath.Join(q.dir, QuotaStateFile)
+	f, err := os.Open(file)
+	var entries []quota.Entry
+	switch {
+	case os.IsNotExist(err): // a first start, or only journals
+	case err != nil:
 		return fmt.Errorf("state_dir: %w", err)
+	default:
+		var bad int
+		entries, bad, err = quota.Read(f)
+		f.Close()
+		if err != nil {
+			q.log.Error("quota state: reading stopped early; what the rest held is lost", "file", file, "err", err)
+		}
+		if bad > 0 {
+			q.log.Error("quota state: unreadable lines skipped; the spend they held is lost", "file", file, "lines", bad, "read", len(entries))
+		}
 	}
-	defer f.Close()
-	entries, bad, err := quota.Read(f)
-	if err != nil {
-		q.log.Error("quota state: reading stopped early; what the rest held is lost", "file", f.Name(), "err", err)
-	}
-	if bad > 0 {
-		q.log.Error("quota state: unreadable lines skipped; the spend they held is lost", "file", f.Name(), "lines", bad, "read", len(entries))
-	}
+	entries, journaled := q.replay(entries)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	restored := 0
@@ -98,8 +109,35 @@ func (q *quotaState) load(r *shm.Region, inherited bool) error {
 			restored++
 		}
 	}
-	q.log.Info("quota state read", "file", f.Name(), "restored", restored, "kept", len(q.kept), "inherited_region", inherited)
+	q.log.Info("quota state read", "file", file, "restored", restored, "kept", len(q.kept), "from_journal", journaled, "inherited_region", inherited)
 	return nil
+}
+
+// replay merges into the checkpoint's entries what the spend journals
+// (package quota's journal.go) say each cell settled since: the latest
+// state of each. journaled counts the cells the journals moved on.
+func (q *quotaState) replay(entries []quota.Entry) (out []quota.Entry, journaled int) {
+	latest, bad, err := quota.ReadJournals(q.dir)
+	if err != nil {
+		q.log.Error("spend journal: reading stopped early; what the rest held is lost", "dir", q.dir, "err", err)
+	}
+	if bad > 0 {
+		q.log.Error("spend journal: unreadable lines skipped (torn by a power cut, or corrupt)", "dir", q.dir, "lines", bad)
+	}
+	for i, e := range entries {
+		if j, ok := latest[e.Cell]; ok {
+			if m := quota.Merge(e, j); m != e {
+				entries[i] = m
+				journaled++
+			}
+			delete(latest, e.Cell)
+		}
+	}
+	for _, j := range latest { // cells no checkpoint held yet
+		entries = append(entries, j)
+		journaled++
+	}
+	return entries, journaled
 }
 
 // restoreNew gives the cells a reload just allocated (names) the entries
@@ -214,9 +252,14 @@ func (s *supervisor) checkpointQuotas() error {
 			names = append(names, name)
 		}
 	}
+	snap := time.Now()
 	entries := q.snapshot(s.region, names, quota.NewCalendar(s.cfg.QuotaLocation()))
 	s.cfgMu.Unlock()
-	return q.write(entries)
+	if err := q.write(entries); err != nil {
+		return err
+	}
+	quota.PruneJournals(q.dir, snap) // what the checkpoint holds
+	return nil
 }
 
 // keepCheckpointing writes the state every quotaCheckpoint until stop.

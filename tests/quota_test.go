@@ -245,6 +245,98 @@ func TestQuotaSurvivesRestarts(t *testing.T) {
 	}
 }
 
+// A kill -9 of every process loses no spend (the workers' spend
+// journals): with checkpoints an hour apart, so that only the journals
+// can hold what was spent, the restart finds every token and every
+// pico-USD the usage lines say was used. The journals set aside, the
+// same restart finds nothing — the test can fail — and put back beside
+// the newer checkpoint, they are merged into it.
+func TestQuotaKillLosesNothing(t *testing.T) {
+	t.Setenv("SLUICE_TEST_QUOTA_CHECKPOINT", "1h")
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	usage := filepath.Join(dir, "usage.log")
+	cfg := strings.Replace(quotaConfig(be, usage, 1_000_000, "100"), "usage_log:", "state_dir: "+state+"\nusage_log:", 1)
+	start := func() *gateway {
+		g := startGateway(t, cfg)
+		g.UsageLog = usage
+		return g
+	}
+	spent := func(g *gateway) float64 {
+		v, _ := g.metric("sluice_key_spend_usd", map[string]string{"key": "limited", "period": "day"})
+		return v
+	}
+	killAll := func(g *gateway) {
+		for _, pid := range append(g.workerPIDs(), g.cmd.Process.Pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		<-g.exited
+		await(t, "the killed workers gone", func() bool { return len(g.workerPIDs()) == 0 })
+	}
+	spendBoth := func(g *gateway, n int) (tokens int64, usd float64) {
+		t.Helper()
+		tokens = spendTokens(t, g, n)
+		var ids []string
+		for i := range n {
+			res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, fmt.Sprintf("budget %d", i)), nil)
+			if res.StatusCode != 200 {
+				t.Fatalf("%d %s", res.StatusCode, out)
+			}
+			ids = append(ids, res.Header.Get("X-Request-Id"))
+		}
+		usageOf(t, g, ids...) // written: the settles are done
+		return tokens, spent(g)
+	}
+
+	g := start()
+	sent, usd := spendBoth(g, 6)
+	if sent == 0 || usd == 0 {
+		t.Fatalf("nothing spent: %d tokens, %v USD", sent, usd)
+	}
+	killAll(g)
+
+	// Without the journals the restart finds nothing: no checkpoint ran.
+	aside := filepath.Join(dir, "aside")
+	os.Mkdir(aside, 0o700)
+	journals := quota.JournalFiles(state)
+	if len(journals) == 0 {
+		t.Fatal("no spend journal in state_dir")
+	}
+	for _, f := range journals {
+		if err := os.Rename(f, filepath.Join(aside, filepath.Base(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g = start()
+	if got := quotaUsed(g); got != 0 {
+		t.Fatalf("without the journals: %v used; the test would not tell the journal's work from the checkpoint's", got)
+	}
+	g.stop() // a checkpoint of nothing spent
+
+	// With them, beside that newer checkpoint: everything.
+	for _, f := range journals {
+		if err := os.Rename(filepath.Join(aside, filepath.Base(f)), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g = start()
+	if got, gotUSD := quotaUsed(g), spent(g); got != float64(sent) || gotUSD != usd {
+		t.Fatalf("from the journals: %v tokens, %v USD; want %d, %v", got, gotUSD, sent, usd)
+	}
+	if l := g.findLog("quota state read", 0); l == nil || l["from_journal"].(float64) < 2 {
+		t.Fatalf("the restart did not say it read the journals: %v", l)
+	}
+
+	// Once more, on top: kill -9 right after the last answer.
+	more, usd2 := spendBoth(g, 4)
+	killAll(g)
+	g = start()
+	if got, gotUSD := quotaUsed(g), spent(g); got != float64(sent+more) || gotUSD != usd2 {
+		t.Fatalf("after a second kill -9: %v tokens, %v USD; want %d, %v", got, gotUSD, sent+more, usd2)
+	}
+}
+
 // spendTokens sends n requests of key "all" and returns the tokens their
 // usage lines say they used.
 func spendTokens(t *testing.T, g *gateway, n int) (sent int64) {
