@@ -16,13 +16,20 @@ import (
 // fixed stats cells).
 func ConfigNames(c *config.Config) []string {
 	var names []string
+	fleet := c.Fleet.SpendEvery() > 0 // the other replicas' spend, exchanged (package fleetspend)
 	for _, k := range c.Keys {
 		names = append(names, shm.KeyCell(k.Name))
 		if k.HasQuotas() {
 			names = append(names, shm.QuotaCell(k.Name))
+			if fleet {
+				names = append(names, shm.FleetQuotaCell(k.Name))
+			}
 		}
 		if k.Budget != nil {
 			names = append(names, shm.BudgetCell(k.Name))
+			if fleet {
+				names = append(names, shm.FleetBudgetCell(k.Name))
+			}
 		}
 	}
 	for _, m := range c.Models {

@@ -623,10 +623,58 @@ type NomadClient struct {
 }
 
 // Fleet divides every key's limits by the number of live gateway replicas,
-// read from Nomad: the instances of NomadService.
+// read from Nomad: the instances of NomadService — except the keys'
+// quotas and budgets, on which the replicas agree through Nomad
+// Variables (package fleetspend) every SpendExchange.
 type Fleet struct {
 	NomadService string `yaml:"nomad_service"`
 	Namespace    string `yaml:"namespace"`
+	// SpendExchange is how often each replica exchanges what its keys
+	// spent of their quotas and budgets with the others (nil:
+	// DefaultSpendExchange; 0: never — each replica then holds its keys to
+	// their quotas divided by the live replicas).
+	SpendExchange *Duration `yaml:"spend_exchange"`
+	// SpendPath is the Nomad variable path under which each key's
+	// variable is (default "sluice/spend/" + NomadService).
+	SpendPath string `yaml:"spend_path"`
+	// Replica is this replica's item in the variables: stable across its
+	// restarts, unique in the fleet (default: $NOMAD_ALLOC_ID, else the
+	// host name).
+	Replica string `yaml:"replica"`
+}
+
+// Spend exchange bounds.
+const (
+	DefaultSpendExchange = 5 * time.Second
+	MinSpendExchange     = time.Second
+	MaxSpendExchange     = 5 * time.Minute
+)
+
+// SpendEvery is how often the spend is exchanged: 0 when it is not (no
+// fleet, or spend_exchange: 0).
+func (f Fleet) SpendEvery() time.Duration {
+	switch {
+	case f.NomadService == "":
+		return 0
+	case f.SpendExchange == nil:
+		return DefaultSpendExchange
+	}
+	return time.Duration(*f.SpendExchange)
+}
+
+// SpendPrefix is the variable path the keys' variables are under.
+func (f Fleet) SpendPrefix() string { return cmp.Or(f.SpendPath, "sluice/spend/"+f.NomadService) }
+
+// ReplicaName is this replica's name in the variables.
+func (f Fleet) ReplicaName() string {
+	if f.Replica != "" {
+		return f.Replica
+	}
+	if id := os.Getenv("NOMAD_ALLOC_ID"); id != "" {
+		return id
+	}
+	host, _ := os.Hostname()
+	return cmp.Or(host, "sluice")
 }
 
 // Tracing is the OpenTelemetry export of request spans.
@@ -973,12 +1021,13 @@ func (c *Config) AdminToken() string {
 // gauges.
 func (c *Config) CellsNeeded() int {
 	n := 6 + len(c.Keys) + len(c.Models)
+	fleet := c.Fleet.SpendEvery() > 0
 	for _, k := range c.Keys {
 		if k.HasQuotas() {
-			n++
+			n += 1 + b2i(fleet)
 		}
 		if k.Budget != nil {
-			n++
+			n += 1 + b2i(fleet)
 		}
 	}
 	for _, m := range c.Models {
@@ -1139,4 +1188,12 @@ func (c *Config) applyDefaults() {
 			}
 		}
 	}
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -421,6 +421,19 @@ func (c *Config) validate() Problems {
 		add("end_user_table", "holds %d end users, and the keys' end_user.max_tracked (each and its overflow end user) add up to %d: "+
 			"the table needs twice that, so that its buckets of eight do not fill (raise end_user_table, a restart, or lower max_tracked)", n, tracked)
 	}
+	if f := c.Fleet; f.NomadService != "" {
+		if d := f.SpendExchange; d != nil && *d != 0 && (time.Duration(*d) < MinSpendExchange || time.Duration(*d) > MaxSpendExchange) {
+			add("fleet.spend_exchange", "must be 0 (off: quotas divided by the replicas) or %s to %s, got %s", MinSpendExchange, MaxSpendExchange, time.Duration(*d))
+		}
+		if p := f.SpendPrefix(); !nomadVariablePath(p) {
+			add("fleet.spend_path", "must be a Nomad variable path of at most 88 bytes: segments of letters, digits, '-', '_', '~' and '.' between single slashes, got %q", p)
+		}
+		if r := f.Replica; r != "" && (len(r) > 128 || strings.Trim(r, nomadVariableChars) != "") {
+			add("fleet.replica", "must be at most 128 letters, digits, '-', '_', '~' and '.', got %q", r)
+		}
+	} else if f.SpendExchange != nil || f.SpendPath != "" || f.Replica != "" {
+		add("fleet", "spend_exchange, spend_path and replica need fleet.nomad_service")
+	}
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		add("state_dir", "must be an absolute path (e.g. /var/lib/sluice), got %q", c.StateDir)
 	}
@@ -627,4 +640,22 @@ func validHeaderName(h string) bool {
 		}
 	}
 	return h != ""
+}
+
+// nomadVariableChars are those a Nomad variable path's segment may hold.
+const nomadVariableChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_~."
+
+// nomadVariablePath reports whether p is a variable path sluice may put
+// its keys' variables under: short enough for a key's segment after it
+// (Nomad allows 128 bytes), no empty, "." or ".." segment.
+func nomadVariablePath(p string) bool {
+	if p == "" || len(p) > 88 {
+		return false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.Trim(seg, nomadVariableChars) != "" {
+			return false
+		}
+	}
+	return true
 }

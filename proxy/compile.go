@@ -71,7 +71,7 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 	}
 	t.calendar = quota.NewCalendar(c.QuotaLocation())
 	for _, k := range c.Keys {
-		kr := compileKey(k, cell, region.EndUserSeed())
+		kr := compileKey(k, cell, region.EndUserSeed(), c.Fleet.SpendEvery() > 0)
 		if k.SHA256 != "" {
 			t.keys[kr.hash] = kr
 		}
@@ -113,7 +113,10 @@ func compileRoutes(c *config.Config, region Region, q *queue.Set[*backendRoute],
 
 // compileKey is the route of key k, its cell found by cell (seed: the
 // end-user table's, for its end users' owner hashes).
-func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRoute {
+//
+// fleet says the replicas exchange their spend (fleet.spend_exchange):
+// the key's quotas then count the others' spend too.
+func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte, fleet bool) *keyRoute {
 	kr := &keyRoute{name: k.Name, models: map[string]bool{}, cell: cell(shm.KeyCell(k.Name)),
 		limits: admission.Limits{RequestsPerMinute: int64(k.RequestsPerMinute), TokensPerMinute: int64(k.TokensPerMinute), MaxConcurrent: int64(k.MaxConcurrent)}}
 	kr.fair = queue.Key{Name: k.Name, Cell: kr.cell, Weight: k.Weight, Priority: k.Priority}
@@ -121,6 +124,9 @@ func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRo
 	if k.HasQuotas() {
 		kr.quotas.tokens = cell(shm.QuotaCell(k.Name))
 		kr.quotas.tokensJ = quota.NewJournaled(shm.QuotaCell(k.Name), kr.quotas.tokens)
+		if fleet {
+			kr.quotas.tokensFleet = cell(shm.FleetQuotaCell(k.Name))
+		}
 		for _, q := range []struct {
 			p quota.Period
 			v int64
@@ -134,6 +140,9 @@ func compileKey(k config.Key, cell func(string) *shm.Cell, seed [16]byte) *keyRo
 		per, _ := quota.ParsePeriod(b.Per) // validated
 		kr.quotas.spend = cell(shm.BudgetCell(k.Name))
 		kr.quotas.spendJ = quota.NewJournaled(shm.BudgetCell(k.Name), kr.quotas.spend)
+		if fleet {
+			kr.quotas.spendFleet = cell(shm.FleetBudgetCell(k.Name))
+		}
 		kr.quotas.spendLimit = []quota.Limit{{P: per, Max: b.BudgetPico()}}
 	}
 	kr.endUsers = compileEndUsers(k, kr.cell, seed)

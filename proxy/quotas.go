@@ -32,6 +32,9 @@ type keyQuotas struct {
 
 	// tokensJ and spendJ are the cells as the spend journal writes them.
 	tokensJ, spendJ quota.Journaled
+	// tokensFleet and spendFleet hold what the other replicas spent
+	// (fleet.spend_exchange; nil without).
+	tokensFleet, spendFleet *shm.Cell
 }
 
 // quotaHold is what a request reserved on its key's quotas, until end.
@@ -51,7 +54,8 @@ func (g *Gateway) admitQuotas(c *app.RequestContext, x *exchange, want, prompt i
 	cal := x.routes.calendar
 	n := g.fleetSize()
 	if q.tokens != nil {
-		if no := quota.ReserveAt(q.tokens, g.col, want, share(q.tokenLimits, n), cal, x.calendarNow()); no != nil {
+		limits, fleet := fleetShare(q.tokenLimits, q.tokensFleet, n)
+		if no := quota.ReserveAt(q.tokens, fleet, g.col, want, limits, cal, x.calendarNow()); no != nil {
 			return quotaRefusal(c, x, no, "quota_exceeded", fmt.Sprintf(
 				"Key `%s` has used %d of its %d tokens this %s (quotas.%s); this request reserves %d. The quota resets at %s.",
 				x.req.key.name, no.Used, no.Limit.Max, no.Limit.P, no.Limit.P, no.Want, no.ResetAt.UTC().Format(time.RFC3339)))
@@ -60,7 +64,8 @@ func (g *Gateway) admitQuotas(c *app.RequestContext, x *exchange, want, prompt i
 	}
 	if price := x.req.model.limits.price; q.spend != nil && price != nil {
 		pico := price.Of(sse.Usage{Prompt: prompt, Completion: max(want-prompt, 0)})
-		if no := quota.ReserveAt(q.spend, g.col, pico, share(q.spendLimit, n), cal, x.calendarNow()); no != nil {
+		limits, fleet := fleetShare(q.spendLimit, q.spendFleet, n)
+		if no := quota.ReserveAt(q.spend, fleet, g.col, pico, limits, cal, x.calendarNow()); no != nil {
 			g.releaseQuotas(x, false)
 			return quotaRefusal(c, x, no, "budget_exceeded", fmt.Sprintf(
 				"Key `%s` has spent %s of its %s USD budget this %s; this request may cost up to %s. The budget resets at %s.",
@@ -119,6 +124,17 @@ func (g *Gateway) fleetSize() int64 {
 		return 1
 	}
 	return max(atomic.LoadInt64(g.marks.fleet.Scalar(0)), 1)
+}
+
+// fleetShare is how a quota holds across n replicas: whole, counting the
+// other replicas' spend (fleet), while the last exchange's figures hold;
+// divided by n otherwise — no exchange configured, or none lately (the
+// store unreachable), when the others' spend since is unknown.
+func fleetShare(limits []quota.Limit, fleet *shm.Cell, n int64) ([]quota.Limit, *shm.Cell) {
+	if fleet != nil && quota.Fresh(fleet, time.Now().UnixNano()) {
+		return limits, fleet
+	}
+	return share(limits, n), nil
 }
 
 // share is each limit divided by n replicas, at least 1.

@@ -218,12 +218,15 @@ func Reserve(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar) *Re
 	if len(limits) == 0 {
 		return nil
 	}
-	return ReserveAt(c, col, want, limits, cal, cal.Now())
+	return ReserveAt(c, nil, col, want, limits, cal, cal.Now())
 }
 
 // ReserveAt is Reserve at now, on cal (a request reads its calendar once
 // for every quota it checks).
-func ReserveAt(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar, now time.Time) *Refusal {
+//
+// fleet, when not nil, is the key's FleetQuotaCell (or FleetBudgetCell):
+// what the gateway's other replicas used counts as used here too.
+func ReserveAt(c, fleet *shm.Cell, col int, want int64, limits []Limit, cal Calendar, now time.Time) *Refusal {
 	if len(limits) == 0 {
 		return nil
 	}
@@ -232,6 +235,9 @@ func ReserveAt(c *shm.Cell, col int, want int64, limits []Limit, cal Calendar, n
 	reserved := c.Total()
 	for _, l := range limits {
 		used := Used(c, l.P, cal, now)
+		if fleet != nil {
+			used = sat(used, Others(fleet, l.P, cal.ID(l.P, now)))
+		}
 		if sat(used, reserved) > l.Max {
 			c.Add(col, -want)
 			return &Refusal{Limit: l, Used: sat(used, reserved-want), Want: want, ResetAt: cal.End(l.P, now)}

@@ -20,11 +20,24 @@ func QuotaCell(key string) string { return "quota/" + key }
 // pico-USD, laid out as a QuotaCell.
 func BudgetCell(key string) string { return "budget/" + key }
 
+// FleetQuotaCell holds what the gateway's other replicas used of a key's
+// token quotas, as the last spend exchange learned (package fleetspend;
+// package quota's fleet.go reads it).
+func FleetQuotaCell(key string) string { return "fleet-quota/" + key }
+
+// FleetBudgetCell is FleetQuotaCell for the key's budget, in pico-USD.
+func FleetBudgetCell(key string) string { return "fleet-budget/" + key }
+
 // countsPlaces reports whether a cell's columns hold places (slots, queue
 // and concurrency places), which ReleaseColumn counts, rather than bytes,
 // tokens or pico-USD.
 func countsPlaces(name string) bool {
-	return !strings.HasPrefix(name, statsPrefix) && !strings.HasPrefix(name, "quota/") && !strings.HasPrefix(name, "budget/")
+	for _, prefix := range []string{statsPrefix, "quota/", "budget/", "fleet-quota/", "fleet-budget/"} {
+		if strings.HasPrefix(name, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // QueueCell is the cell of a model's queue: its depth and tickets.

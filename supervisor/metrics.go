@@ -31,8 +31,11 @@ type metrics struct {
 
 	nomadUp     *prometheus.GaugeVec
 	nomadErrors *prometheus.CounterVec
-	discPending prometheus.Gauge
-	discErrors  prometheus.Counter
+	// spendExchanges counts the fleet's spend exchanges, one per key and
+	// round, by result (ok, error), and the CAS conflicts they met.
+	spendExchanges *prometheus.CounterVec
+	discPending    prometheus.Gauge
+	discErrors     prometheus.Counter
 
 	hostRejected   prometheus.Counter
 	loginFailures  prometheus.Counter
@@ -62,6 +65,8 @@ func newMetrics(s *supervisor) *metrics {
 		Help: "1 when the last Nomad query for the service succeeded; 0 while Nomad is unreachable (the last known instances stay in use)."}, []string{"service"})
 	m.nomadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_nomad_errors_total",
 		Help: "Failed Nomad queries, by service."}, []string{"service"})
+	m.spendExchanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_fleet_spend_exchanges_total",
+		Help: "The fleet's spend exchanges through Nomad Variables (fleet.spend_exchange), one per key with a quota or budget and round, by result: ok, error, and conflict (CAS conflicts met, each merged and retried)."}, []string{"result"})
 	m.discPending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_discovery_pending",
 		Help: "1 while backends Nomad lists are not all in use (the shared region is full: shm_cells; retried, see /status), else 0."})
 	m.discErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_discovery_errors_total",
@@ -82,7 +87,7 @@ func newMetrics(s *supervisor) *metrics {
 			return 0
 		}
 	}
-	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors,
+	m.reg.MustRegister(m.restarts, m.released, m.reloads, m.upgrades, m.freed, m.nomadUp, m.nomadErrors, m.spendExchanges,
 		m.discPending, m.discErrors, m.hostRejected, m.loginFailures, m.loginThrottled, m.fdReleased, &shmCollector{s: s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sluice_admin_conns",
 			Help: "Open admin connections."}, adminConns(func(c *adminguard.Conns) float64 { return float64(c.Open()) })),
@@ -209,13 +214,15 @@ func writeQuotaMetrics(t *meter.Text, cfg *config.Config, r *shm.Region) {
 				v int64
 			}{{quota.Day, k.Quotas.Day}, {quota.Week, k.Quotas.Week}, {quota.Month, k.Quotas.Month}} {
 				if q.v > 0 {
-					tokens = append(tokens, row{k.Name, q.p.String(), quota.Used(c, q.p, cal, now)})
+					used, _ := quota.FleetUsed(c, r.Lookup(shm.FleetQuotaCell(k.Name)), q.p, cal, now)
+					tokens = append(tokens, row{k.Name, q.p.String(), used})
 				}
 			}
 		}
 		if c := r.Lookup(shm.BudgetCell(k.Name)); c != nil && k.Budget != nil {
 			if p, ok := quota.ParsePeriod(k.Budget.Per); ok {
-				spend = append(spend, row{k.Name, p.String(), quota.Used(c, p, cal, now)})
+				used, _ := quota.FleetUsed(c, r.Lookup(shm.FleetBudgetCell(k.Name)), p, cal, now)
+				spend = append(spend, row{k.Name, p.String(), used})
 			}
 		}
 	}

@@ -85,23 +85,25 @@ func nearestBudgets(cfg *config.Config, r *shm.Region, n int) ([]BudgetStatus, i
 	cal := quota.NewCalendar(cfg.QuotaLocation())
 	now := cal.Now()
 	out := []BudgetStatus{}
-	add := func(key, kind string, c *shm.Cell, p quota.Period, limit int64, unit float64) {
+	add := func(key, kind string, c, fleet *shm.Cell, p quota.Period, limit int64, unit float64) {
 		if c == nil || limit <= 0 {
 			return
 		}
-		limit = max(limit/replicas, 1)
-		used := quota.Used(c, p, cal, now)
+		used, whole := quota.FleetUsed(c, fleet, p, cal, now) // the fleet's, or this replica's share
+		if !whole {
+			limit = max(limit/replicas, 1)
+		}
 		out = append(out, BudgetStatus{Key: key, Kind: kind, Period: p.String(), Used: float64(used) / unit, Limit: float64(limit) / unit,
 			UsedFraction: float64(used) / float64(limit), ResetsAt: cal.End(p, now).UTC().Format(time.RFC3339)})
 	}
 	for _, k := range cfg.Keys {
-		qc := r.Lookup(shm.QuotaCell(k.Name))
-		add(k.Name, "tokens", qc, quota.Day, k.Quotas.Day, 1)
-		add(k.Name, "tokens", qc, quota.Week, k.Quotas.Week, 1)
-		add(k.Name, "tokens", qc, quota.Month, k.Quotas.Month, 1)
+		qc, qf := r.Lookup(shm.QuotaCell(k.Name)), r.Lookup(shm.FleetQuotaCell(k.Name))
+		add(k.Name, "tokens", qc, qf, quota.Day, k.Quotas.Day, 1)
+		add(k.Name, "tokens", qc, qf, quota.Week, k.Quotas.Week, 1)
+		add(k.Name, "tokens", qc, qf, quota.Month, k.Quotas.Month, 1)
 		if b := k.Budget; b != nil {
 			if p, ok := quota.ParsePeriod(b.Per); ok {
-				add(k.Name, "usd", r.Lookup(shm.BudgetCell(k.Name)), p, b.BudgetPico(), 1e12)
+				add(k.Name, "usd", r.Lookup(shm.BudgetCell(k.Name)), r.Lookup(shm.FleetBudgetCell(k.Name)), p, b.BudgetPico(), 1e12)
 			}
 		}
 	}

@@ -1,5 +1,9 @@
 // Package fakenomad is a fake of the part of Nomad's HTTP API sluice uses
-// — GET /v1/service/{name}, the native service discovery — with Nomad's
+// — GET /v1/service/{name}, the native service discovery, and
+// GET/PUT /v1/var/{path} with ?cas=, the Variables the fleet's replicas
+// exchange their spend through (a PUT whose cas is not the variable's
+// modify index, 0 for none, is refused 409 with the variable as it is,
+// as Nomad does) — with Nomad's
 // blocking-query semantics: every answer carries X-Nomad-Index (and
 // X-Nomad-LastContact, X-Nomad-KnownLeader, without which nomad/api
 // refuses it); a query with ?index=N waits, up to ?wait=, until the
@@ -31,6 +35,42 @@ type Server struct {
 	// Queries counts the service queries answered, by service name.
 	queries map[string]int
 	tokens  []string // the X-Nomad-Token of every query
+
+	vars      map[string]*api.Variable // by namespace + "/" + path
+	interfere int                      // PUTs still to meet another writer first (Interfere)
+	conflicts int                      // 409s answered
+}
+
+// Variable is the items and modify index of the variable at path in
+// namespace (nil, 0: none).
+func (s *Server) Variable(namespace, path string) (map[string]string, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.vars[namespace+"/"+path]
+	if v == nil {
+		return nil, 0
+	}
+	items := make(map[string]string, len(v.Items))
+	for k, val := range v.Items {
+		items[k] = val
+	}
+	return items, v.ModifyIndex
+}
+
+// Interfere makes each of the next n PUTs of a variable meet another
+// writer first: the variable gains (or changes) its item "intruder" and
+// its modify index moves on, so that the PUT's cas no longer matches.
+func (s *Server) Interfere(n int) {
+	s.mu.Lock()
+	s.interfere = n
+	s.mu.Unlock()
+}
+
+// Conflicts is how many PUTs were refused 409 (CAS conflicts).
+func (s *Server) Conflicts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conflicts
 }
 
 // Tokens returns the X-Nomad-Token of every query so far.
@@ -47,9 +87,11 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{ln: ln, idx: 10, regs: map[string][]*api.ServiceRegistration{}, at: map[string]uint64{},
-		wake: make(chan struct{}), queries: map[string]int{}}
+		wake: make(chan struct{}), queries: map[string]int{}, vars: map[string]*api.Variable{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/service/{name}", s.service)
+	mux.HandleFunc("GET /v1/var/{path...}", s.readVar)
+	mux.HandleFunc("PUT /v1/var/{path...}", s.writeVar)
 	s.srv = &http.Server{Handler: mux}
 	go s.srv.Serve(ln) //nolint:errcheck
 	return s, nil
@@ -151,4 +193,96 @@ func (s *Server) service(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Nomad-LastContact", "0")
 	w.Header().Set("X-Nomad-KnownLeader", "true")
 	json.NewEncoder(w).Encode(regs) //nolint:errcheck
+}
+
+// varKey is a variable's key in vars, and its namespace ("default" when
+// the request names none).
+func varKey(r *http.Request) (key, ns, path string) {
+	ns = r.URL.Query().Get("namespace")
+	if ns == "" {
+		ns = "default"
+	}
+	path = r.PathValue("path")
+	return ns + "/" + path, ns, path
+}
+
+// meta writes the headers nomad/api reads on every answer.
+func (s *Server) meta(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(s.idx, 10))
+	w.Header().Set("X-Nomad-LastContact", "0")
+	w.Header().Set("X-Nomad-KnownLeader", "true")
+}
+
+func (s *Server) readVar(w http.ResponseWriter, r *http.Request) {
+	key, _, _ := varKey(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
+	if s.down {
+		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+		return
+	}
+	s.meta(w)
+	v := s.vars[key]
+	if v == nil {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte("variable not found")) //nolint:errcheck
+		return
+	}
+	json.NewEncoder(w).Encode(v) //nolint:errcheck
+}
+
+func (s *Server) writeVar(w http.ResponseWriter, r *http.Request) {
+	key, ns, path := varKey(r)
+	var in api.Variable
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&in); err != nil {
+		http.Error(w, "bad variable: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
+	if s.down {
+		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+		return
+	}
+	now := time.Now().UnixNano()
+	if s.interfere > 0 { // another writer lands first
+		s.interfere--
+		s.idx++
+		v := s.vars[key]
+		if v == nil {
+			v = &api.Variable{Namespace: ns, Path: path, Items: api.VariableItems{}, CreateIndex: s.idx, CreateTime: now}
+			s.vars[key] = v
+		}
+		v.Items["intruder"] = strconv.FormatUint(s.idx, 10)
+		v.ModifyIndex, v.ModifyTime = s.idx, now
+	}
+	cur := s.vars[key]
+	if cas := r.URL.Query().Get("cas"); cas != "" {
+		want, err := strconv.ParseUint(cas, 10, 64)
+		have := uint64(0)
+		if cur != nil {
+			have = cur.ModifyIndex
+		}
+		if err != nil || want != have {
+			s.conflicts++
+			s.meta(w)
+			w.WriteHeader(http.StatusConflict)
+			if cur == nil {
+				cur = &api.Variable{Namespace: ns, Path: path}
+			}
+			json.NewEncoder(w).Encode(cur) //nolint:errcheck
+			return
+		}
+	}
+	s.idx++
+	v := &api.Variable{Namespace: ns, Path: path, Items: in.Items, CreateIndex: s.idx, CreateTime: now, ModifyIndex: s.idx, ModifyTime: now}
+	if cur != nil {
+		v.CreateIndex, v.CreateTime = cur.CreateIndex, cur.CreateTime
+	}
+	s.vars[key] = v
+	s.meta(w)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck
 }

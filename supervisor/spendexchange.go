@@ -1,0 +1,172 @@
+package supervisor
+
+// The fleet's spend exchange (fleet.spend_exchange; package fleetspend):
+// every period the supervisor publishes what this replica's keys used of
+// their quotas and budgets as its item of each key's Nomad variable, and
+// writes what the other replicas' items say into the key's fleet cells,
+// which the workers add to their own use when they admit a request. The
+// figures hold for three periods: past that (Nomad unreachable, the
+// variable refused) the workers divide the limits by the live replicas
+// again, as without the exchange.
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-gw/sluice/config"
+	"github.com/sluice-gw/sluice/fleetspend"
+	"github.com/sluice-gw/sluice/nomad"
+	"github.com/sluice-gw/sluice/quota"
+	"github.com/sluice-gw/sluice/shm"
+)
+
+// spendFreshFor is how many exchange periods the others' figures hold.
+const spendFreshFor = 3
+
+// spendKey is one key's cells in an exchange round.
+type spendKey struct {
+	name  string
+	own   [fleetspend.NumKinds]*shm.Cell // its quota and budget cells (nil: none)
+	fleet [fleetspend.NumKinds]*shm.Cell // their fleet cells
+}
+
+// spendExchange is the supervisor's side of the exchange.
+type spendExchange struct {
+	ctx     context.Context // ends when the supervisor stops
+	log     *slog.Logger
+	results *prometheus.CounterVec // sluice_fleet_spend_exchanges_total{result}
+
+	client    config.NomadClient // the one store was made for
+	store     fleetspend.Store
+	namespace string
+
+	// prior is, for each key, what its own item in the variable said
+	// beyond what this replica's cells hold, at the first exchange after
+	// a start: spend of this replica's that a restart without state_dir
+	// forgot. It is published with the cells' and counted, for the
+	// periods it was of.
+	prior map[string]*fleetspend.Figures
+}
+
+// exchangeSpend runs the exchange until stop, each round with the
+// configuration in force.
+func (s *supervisor) exchangeSpend(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-stop; cancel() }() // a call to Nomad in flight ends with the supervisor
+	x := &spendExchange{ctx: ctx, log: s.log, results: s.metrics.spendExchanges, prior: map[string]*fleetspend.Figures{}}
+	for {
+		s.cfgMu.Lock()
+		cfg := s.cfg
+		s.cfgMu.Unlock()
+		every := cfg.Fleet.SpendEvery()
+		wait := every
+		if every == 0 || s.upgraded.Load() {
+			wait = time.Second // off: looked at again, for a reload that turns it on
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(wait):
+		}
+		if every > 0 && !s.upgraded.Load() {
+			x.round(s, cfg, every)
+		}
+	}
+}
+
+// round exchanges every key's spend once.
+func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Duration) {
+	ns := cmp.Or(cfg.Fleet.Namespace, cfg.Nomad.Namespace)
+	if x.store == nil || x.client != cfg.Nomad || x.namespace != ns {
+		client, err := nomad.NewClient(cfg.Nomad)
+		if err != nil {
+			x.log.Error("fleet spend exchange: nomad client", "err", err)
+			return
+		}
+		x.store, x.client, x.namespace = fleetspend.NomadStore(x.ctx, client, ns), cfg.Nomad, ns
+	}
+	var keys []spendKey
+	for _, k := range cfg.Keys {
+		sk := spendKey{name: k.Name}
+		if k.HasQuotas() {
+			sk.own[fleetspend.Tokens], sk.fleet[fleetspend.Tokens] = s.region.Lookup(shm.QuotaCell(k.Name)), s.region.Lookup(shm.FleetQuotaCell(k.Name))
+		}
+		if k.Budget != nil {
+			sk.own[fleetspend.Pico], sk.fleet[fleetspend.Pico] = s.region.Lookup(shm.BudgetCell(k.Name)), s.region.Lookup(shm.FleetBudgetCell(k.Name))
+		}
+		if sk.own != [fleetspend.NumKinds]*shm.Cell{} {
+			keys = append(keys, sk)
+		}
+	}
+	cal := quota.NewCalendar(cfg.QuotaLocation())
+	prefix, replica := cfg.Fleet.SpendPrefix(), cfg.Fleet.ReplicaName()
+	failed := 0
+	for _, k := range keys {
+		if x.ctx.Err() != nil {
+			return
+		}
+		now := cal.Now()
+		var ids [quota.NumPeriods]int64
+		for p := quota.Day; p < quota.NumPeriods; p++ {
+			ids[p] = cal.ID(p, now)
+		}
+		prior := x.prior[k.name]
+		own := func(prev *fleetspend.Figures) fleetspend.Figures {
+			var f fleetspend.Figures
+			for kind, c := range k.own {
+				for p := quota.Day; p < quota.NumPeriods; p++ {
+					if c == nil {
+						continue
+					}
+					f[kind][p] = [2]int64{ids[p], quota.Used(c, p, cal, now)}
+				}
+			}
+			if prior == nil { // the first exchange since the start
+				prior = &fleetspend.Figures{}
+				if prev != nil {
+					for kind := range fleetspend.NumKinds {
+						for p := quota.Day; p < quota.NumPeriods; p++ {
+							if gap := prev.Used(kind, p, ids[p]) - f[kind][p][1]; gap > 0 {
+								prior[kind][p] = [2]int64{ids[p], gap}
+							}
+						}
+					}
+				}
+				x.prior[k.name] = prior
+			}
+			for kind := range fleetspend.NumKinds {
+				for p := quota.Day; p < quota.NumPeriods; p++ {
+					f[kind][p][1] += prior.Used(kind, p, ids[p])
+				}
+			}
+			return f
+		}
+		res, err := fleetspend.Exchange(x.store, fleetspend.Path(prefix, k.name), replica, own, ids)
+		x.results.WithLabelValues("conflict").Add(float64(res.Conflicts))
+		if err != nil {
+			x.results.WithLabelValues("error").Inc()
+			if failed == 0 {
+				x.log.Warn("fleet spend exchange failed; the others' last figures hold for a while, then each quota is divided by the replicas",
+					"key", k.name, "path", fleetspend.Path(prefix, k.name), "err", err)
+			}
+			failed++
+			continue
+		}
+		x.results.WithLabelValues("ok").Inc()
+		until := time.Now().Add(spendFreshFor * every).UnixNano()
+		for kind, f := range k.fleet {
+			if f == nil {
+				continue
+			}
+			for p := quota.Day; p < quota.NumPeriods; p++ {
+				quota.SetOthers(f, p, ids[p], res.Others.Used(kind, p, ids[p])+prior.Used(kind, p, ids[p]))
+			}
+			quota.SetFresh(f, until)
+		}
+	}
+}
