@@ -277,15 +277,7 @@ func TestQuotaKillLosesNothing(t *testing.T) {
 	spendBoth := func(g *gateway, n int) (tokens int64, usd float64) {
 		t.Helper()
 		tokens = spendTokens(t, g, n)
-		var ids []string
-		for i := range n {
-			res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited, chatBody("m", false, fmt.Sprintf("budget %d", i)), nil)
-			if res.StatusCode != 200 {
-				t.Fatalf("%d %s", res.StatusCode, out)
-			}
-			ids = append(ids, res.Header.Get("X-Request-Id"))
-		}
-		usageOf(t, g, ids...) // written: the settles are done
+		spendAs(t, g, keyLimited, "budget", n) // its lines written: the settles are done
 		return tokens, spent(g)
 	}
 
@@ -341,15 +333,7 @@ func TestQuotaKillLosesNothing(t *testing.T) {
 // usage lines say they used.
 func spendTokens(t *testing.T, g *gateway, n int) (sent int64) {
 	t.Helper()
-	var ids []string
-	for i := range n {
-		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyAll, chatBody("m", false, fmt.Sprintf("spend %d", i)), nil)
-		if res.StatusCode != 200 {
-			t.Fatalf("%d %s", res.StatusCode, out)
-		}
-		ids = append(ids, res.Header.Get("X-Request-Id"))
-	}
-	for _, l := range usageOf(t, g, ids...) {
+	for _, l := range spendAs(t, g, keyAll, "spend", n) {
 		sent += int64(l["total_tokens"].(float64))
 	}
 	return sent
@@ -440,4 +424,18 @@ func TestQuotaSurvivesUpgrade(t *testing.T) {
 		t.Fatalf("after two more: %v used, want %d", got, sent)
 	}
 	await(t, "the new supervisor's checkpoint", func() bool { return stateHolds(stateFile, "quota/all", sent) })
+}
+
+// spendAs sends n requests of key, each 200, and returns their usage lines.
+func spendAs(t *testing.T, g *gateway, key, prompt string, n int) []map[string]any {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", key, chatBody("m", false, fmt.Sprintf("%s %d", prompt, i)), nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("%d %s", res.StatusCode, out)
+		}
+		ids = append(ids, res.Header.Get("X-Request-Id"))
+	}
+	return usageOf(t, g, ids...)
 }

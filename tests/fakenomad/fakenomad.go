@@ -214,13 +214,21 @@ func (s *Server) meta(w http.ResponseWriter) {
 	w.Header().Set("X-Nomad-KnownLeader", "true")
 }
 
+// up records the request's token and, when the fake is down, answers it
+// as Nomad without a leader does (s.mu held).
+func (s *Server) up(w http.ResponseWriter, r *http.Request) bool {
+	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
+	if s.down {
+		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+	}
+	return !s.down
+}
+
 func (s *Server) readVar(w http.ResponseWriter, r *http.Request) {
 	key, _, _ := varKey(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
-	if s.down {
-		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+	if !s.up(w, r) {
 		return
 	}
 	s.meta(w)
@@ -242,9 +250,7 @@ func (s *Server) writeVar(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens = append(s.tokens, r.Header.Get("X-Nomad-Token"))
-	if s.down {
-		http.Error(w, "No cluster leader", http.StatusInternalServerError)
+	if !s.up(w, r) {
 		return
 	}
 	now := time.Now().UnixNano()
