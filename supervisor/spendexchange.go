@@ -45,20 +45,36 @@ type spendExchange struct {
 	namespace string
 
 	// prior is, for each key, what its own item in the variable said
-	// beyond what this replica's cells hold, at the first exchange after
-	// a start: spend of this replica's that a restart without state_dir
-	// forgot. It is published with the cells' and counted, for the
-	// periods it was of.
+	// beyond what this replica's cells held when it started, at the first
+	// exchange after the start: spend of this replica's that a restart
+	// without state_dir forgot (with state_dir the cells hold it, and
+	// nothing is beyond). It is published with the cells' and counted,
+	// for the periods it was of.
 	prior map[string]*fleetspend.Figures
+	// atStart is what each key's cells held when the exchange began,
+	// before any worker served (a key a reload adds: at its first round).
+	atStart map[string]fleetspend.Figures
+}
+
+// newSpendExchange is the exchange, its cells' start taken now: before
+// the first worker starts.
+func (s *supervisor) newSpendExchange() *spendExchange {
+	x := &spendExchange{log: s.log, results: s.metrics.spendExchanges,
+		prior: map[string]*fleetspend.Figures{}, atStart: map[string]fleetspend.Figures{}}
+	cal := quota.NewCalendar(s.cfg.QuotaLocation())
+	for _, k := range spendKeys(s.region, s.cfg) {
+		x.atStart[k.name] = k.figures(cal, cal.Now())
+	}
+	return x
 }
 
 // exchangeSpend runs the exchange until stop, each round with the
 // configuration in force.
-func (s *supervisor) exchangeSpend(stop <-chan struct{}) {
+func (s *supervisor) exchangeSpend(x *spendExchange, stop <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-stop; cancel() }() // a call to Nomad in flight ends with the supervisor
-	x := &spendExchange{ctx: ctx, log: s.log, results: s.metrics.spendExchanges, prior: map[string]*fleetspend.Figures{}}
+	x.ctx = ctx
 	for {
 		s.cfgMu.Lock()
 		cfg := s.cfg
@@ -90,19 +106,7 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 		}
 		x.store, x.client, x.namespace = fleetspend.NomadStore(x.ctx, client, ns), cfg.Nomad, ns
 	}
-	var keys []spendKey
-	for _, k := range cfg.Keys {
-		sk := spendKey{name: k.Name}
-		if k.HasQuotas() {
-			sk.own[fleetspend.Tokens], sk.fleet[fleetspend.Tokens] = s.region.Lookup(shm.QuotaCell(k.Name)), s.region.Lookup(shm.FleetQuotaCell(k.Name))
-		}
-		if k.Budget != nil {
-			sk.own[fleetspend.Pico], sk.fleet[fleetspend.Pico] = s.region.Lookup(shm.BudgetCell(k.Name)), s.region.Lookup(shm.FleetBudgetCell(k.Name))
-		}
-		if sk.own != [fleetspend.NumKinds]*shm.Cell{} {
-			keys = append(keys, sk)
-		}
-	}
+	keys := spendKeys(s.region, cfg)
 	cal := quota.NewCalendar(cfg.QuotaLocation())
 	prefix, replica := cfg.Fleet.SpendPrefix(), cfg.Fleet.ReplicaName()
 	failed := 0
@@ -116,22 +120,19 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 			ids[p] = cal.ID(p, now)
 		}
 		prior := x.prior[k.name]
+		start, known := x.atStart[k.name]
 		own := func(prev *fleetspend.Figures) fleetspend.Figures {
-			var f fleetspend.Figures
-			for kind, c := range k.own {
-				for p := quota.Day; p < quota.NumPeriods; p++ {
-					if c == nil {
-						continue
-					}
-					f[kind][p] = [2]int64{ids[p], quota.Used(c, p, cal, now)}
-				}
+			f := k.figures(cal, now)
+			if !known { // a key a reload added
+				start, known = f, true
+				x.atStart[k.name] = f
 			}
 			if prior == nil { // the first exchange since the start
 				prior = &fleetspend.Figures{}
 				if prev != nil {
 					for kind := range fleetspend.NumKinds {
 						for p := quota.Day; p < quota.NumPeriods; p++ {
-							if gap := prev.Used(kind, p, ids[p]) - f[kind][p][1]; gap > 0 {
+							if gap := prev.Used(kind, p, ids[p]) - start.Used(kind, p, ids[p]); gap > 0 {
 								prior[kind][p] = [2]int64{ids[p], gap}
 							}
 						}
@@ -169,4 +170,36 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 			quota.SetFresh(f, until)
 		}
 	}
+}
+
+// spendKeys are the keys of cfg with a quota or a budget, and their cells.
+func spendKeys(r *shm.Region, cfg *config.Config) []spendKey {
+	var keys []spendKey
+	for _, k := range cfg.Keys {
+		sk := spendKey{name: k.Name}
+		if k.HasQuotas() {
+			sk.own[fleetspend.Tokens], sk.fleet[fleetspend.Tokens] = r.Lookup(shm.QuotaCell(k.Name)), r.Lookup(shm.FleetQuotaCell(k.Name))
+		}
+		if k.Budget != nil {
+			sk.own[fleetspend.Pico], sk.fleet[fleetspend.Pico] = r.Lookup(shm.BudgetCell(k.Name)), r.Lookup(shm.FleetBudgetCell(k.Name))
+		}
+		if sk.own != [fleetspend.NumKinds]*shm.Cell{} {
+			keys = append(keys, sk)
+		}
+	}
+	return keys
+}
+
+// figures are what k's cells say this replica used in each period at now.
+func (k spendKey) figures(cal quota.Calendar, now time.Time) fleetspend.Figures {
+	var f fleetspend.Figures
+	for kind, c := range k.own {
+		if c == nil {
+			continue
+		}
+		for p := quota.Day; p < quota.NumPeriods; p++ {
+			f[kind][p] = [2]int64{cal.ID(p, now), quota.Used(c, p, cal, now)}
+		}
+	}
+	return f
 }

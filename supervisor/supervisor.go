@@ -189,8 +189,9 @@ func Run(ctx context.Context, o Options) error {
 	go func() { defer s.bg.Done(); s.rotateTickets(tickets) }()
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.keepCheckpointing(s.bgDone) }()
+	spend := s.newSpendExchange() // the cells as the start left them, before a worker serves
 	s.bg.Add(1)
-	go func() { defer s.bg.Done(); s.exchangeSpend(s.bgDone) }()
+	go func() { defer s.bg.Done(); s.exchangeSpend(spend, s.bgDone) }()
 	// Background users of the region end before it is unmapped.
 	defer s.stopBackground()
 	// Nomad's first answers come before the workers start, so they start

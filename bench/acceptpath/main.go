@@ -175,14 +175,19 @@ func startWorker(ln net.Listener, gogc int, backend string, governance bool) (st
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(key))
-	keyGov, modelGov, spare := "", "", ""
+	keyGov, modelGov, spare, state := "", "", "", ""
 	if governance {
+		// The spend journal too (state_dir): a settle's write(2).
+		state = "state_dir: " + filepath.Join(dir, "state") + "\n"
+		if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
+			return nil, err
+		}
 		keyGov = "    quotas: {month: 1000000000000}\n    budget: {usd: 1000000, per: month}\n" +
 			"    end_user: {requests_per_minute: 1000000000, max_concurrent: 1000000, quota: {tokens: 1000000000000, per: month}}\n"
 		modelGov = "    price: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n    fallbacks: [spare]\n"
 		spare = fmt.Sprintf("  - name: spare\n    backends:\n      - url: %s\n        slots: 10\n", backend)
 	}
-	cfg, err := config.Parse("acceptpath.yaml", fmt.Appendf(nil, `listen: 127.0.0.1:0
+	cfg, err := config.Parse("acceptpath.yaml", fmt.Appendf(nil, `%slisten: 127.0.0.1:0
 usage_log: %s
 usage_log_flush: 1s
 gogc: %d
@@ -199,7 +204,7 @@ keys:
     backends:
       - url: %s
         slots: 10
-%s`, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), keyGov, model, modelGov, backend, spare))
+%s`, state, filepath.Join(dir, "usage.log"), gogc, hex.EncodeToString(sum[:]), keyGov, model, modelGov, backend, spare))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
