@@ -181,9 +181,9 @@ func New(o Options) (*Gateway, error) {
 	g.routes.reach = o.Backends
 	g.records.stopFlusher = func() {}
 	g.routes.stopHealth = func() {}
-	g.journal = quota.OpenJournal(cfg.StateDir, func(err error) {
-		g.log.Error("spend journal: cannot write; what was settled since the last checkpoint would be lost to a kill -9", "dir", cfg.StateDir, "err", err)
-	})
+	if g.journal, err = quota.OpenJournal(cfg.StateDir, func(err error) { g.log.Error("spend journal", "err", err) }); err != nil {
+		g.log.Error("spend journal: cannot open; what is settled between checkpoints would be lost to a kill -9", "dir", cfg.StateDir, "err", err)
+	}
 	g.bodies.setLimits(cfg)
 	g.client.set(cfg)
 	g.tracer.slot = o.Slot

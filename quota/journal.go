@@ -1,24 +1,30 @@
 package quota
 
 // The spend journal: what a checkpoint has not caught yet. Each worker
-// appends, after every settle, the settled cell's state as it is now (an
-// Entry: its total, each period's id and base) to its own file in
-// state_dir, with one write(2): the kernel holds the line from then on,
-// so a kill -9 of every process loses none of it (a power cut loses what
-// the kernel had not written out, at most what the last checkpoint, every
-// second and synced, does not hold). At start, a fresh region takes each
-// cell's state as the latest of the checkpoint's and the journals'
-// (Merge): a total only grows, so the largest is the latest, and no mark
-// of which lines a checkpoint holds is needed — a line the checkpoint
-// holds too merges to the same state.
+// keeps, in its own file in state_dir mapped into its memory (MAP_SHARED),
+// the latest state of every quota and budget cell it settled — an Entry:
+// the cell's total and each period's id and base — written after each
+// settle by plain stores, no system call: the mapped pages are the
+// kernel's page cache, so a kill -9 of every process loses none of it (a
+// power cut loses what the kernel had not written out, at most what the
+// last checkpoint, every second and synced, does not hold). A write(2) per
+// settle, the first cut, cost 2.4 µs and 10% more instructions per request
+// (callgrind); the mapped slots cost a few hundred instructions.
 //
-// A worker starts a new file every JournalRotateBytes or JournalRotateAge
-// and never writes the old one again; the supervisor removes a file once
-// a checkpoint taken after its last write holds everything it says
-// (PruneJournals).
+// Each cell has two slots, written in turn, each with its own CRC: a kill
+// in the middle of a write leaves the other, one settle older. At start,
+// a fresh region takes each cell's state as the latest of the
+// checkpoint's and the journals' (Merge): a total only grows, so the
+// largest is the latest, and no mark of which records a checkpoint holds
+// is needed — a record the checkpoint holds too merges to the same state.
+//
+// A worker's records are in the region's cells before they are in its
+// journal (the settle comes first), so once a worker is gone, the next
+// checkpoint holds everything its journal says: the supervisor then
+// removes the file (PruneJournals).
 
 import (
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -29,168 +35,144 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/sluice-gw/sluice/shm"
 )
 
-// Journal files: JournalPrefix, the writer's pid, a dot, its file's
-// number, JournalSuffix.
+// Journal files: JournalPrefix, the writer's pid, JournalSuffix.
 const (
 	JournalPrefix = "spend."
 	JournalSuffix = ".journal"
 )
 
-// A worker's journal file is replaced by a new one at this size or age,
-// so that what start-up reads, and what the supervisor keeps, is bounded.
+// Journal record layout: slotBytes each, two per cell.
 const (
-	JournalRotateBytes = 1 << 20
-	JournalRotateAge   = time.Minute
+	slotBytes    = 256
+	slotHead     = 8 // CRC-32 (IEEE) of the rest, the name's length, padding
+	slotFixed    = slotHead + 8*(1+2*int(NumPeriods))
+	maxSlotName  = slotBytes - slotFixed
+	JournalCells = 1 << 14 // cells one worker's journal holds (a sparse file of 8 MiB)
 )
 
-// pruneSlack is how long before a checkpoint's snapshot a file's last
-// write must be for the checkpoint to be taken to hold it: far more than
-// a settle's snapshot and its write apart, and than the clocks of mtime
-// and time.Now apart.
-const pruneSlack = 10 * time.Second
-
-// Journaled is a cell the journal writes, with its name encoded once.
+// Journaled is a cell the journal writes, by its full name (never the
+// region's display name).
 type Journaled struct {
-	Cell   *shm.Cell
-	quoted []byte // the name as a JSON string
+	Cell *shm.Cell
+	name string
 }
 
-// NewJournaled is cell c of name name (its full name, never the region's
-// display name) for the journal.
-func NewJournaled(name string, c *shm.Cell) Journaled {
-	q, _ := json.Marshal(name) // a string always encodes
-	return Journaled{Cell: c, quoted: q}
-}
+// NewJournaled is cell c of name name for the journal.
+func NewJournaled(name string, c *shm.Cell) Journaled { return Journaled{Cell: c, name: name} }
 
 // Journal is one worker's spend journal (nil: off; every method is then
 // a no-op).
 type Journal struct {
-	dir string
-	pid int
-	log func(err error) // a failed write, reported once until a write succeeds
+	log func(err error) // a cell that has no room, reported once
 
-	mu      sync.Mutex
-	f       *os.File
-	n       int // the file's number
-	size    int64
-	opened  time.Time
-	failing bool
-	line    []byte
+	mu    sync.Mutex
+	mem   []byte // the mapped file
+	slots map[string]int
+	next  []bool // by cell slot: which of its two slots is written next
+	full  bool
 }
 
-// OpenJournal is a journal in dir (state_dir) for this process; files
-// are made as lines come. report hears of failed writes (the spend stays
-// in the region, and the next checkpoint holds it).
-func OpenJournal(dir string, report func(err error)) *Journal {
+// OpenJournal makes this process's journal in dir (state_dir), or says
+// why it cannot (the caller goes on without: the checkpoint alone).
+// report hears of cells the journal has no room for.
+func OpenJournal(dir string, report func(err error)) (*Journal, error) {
 	if dir == "" {
-		return nil
+		return nil, nil
 	}
-	return &Journal{dir: dir, pid: os.Getpid(), log: report}
+	name := filepath.Join(dir, JournalPrefix+strconv.Itoa(os.Getpid())+JournalSuffix)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600) // a same-pid file is a dead process's: the region holds it
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := JournalCells * 2 * slotBytes
+	if err := f.Truncate(int64(size)); err != nil {
+		return nil, err
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	return &Journal{log: report, mem: mem, slots: map[string]int{}}, nil
 }
 
-// Record appends each cell's state now, after a settle on it: one line
-// per cell, one write for all.
+// Record writes each cell's state now, after a settle on it.
 func (j *Journal) Record(cells ...Journaled) {
 	if j == nil {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.line = j.line[:0]
+	if j.mem == nil {
+		return // closed
+	}
 	for _, jc := range cells {
-		if jc.Cell != nil {
-			j.line = appendLine(j.line, jc.quoted, Snapshot("", jc.Cell))
+		if jc.Cell == nil {
+			continue
 		}
-	}
-	if len(j.line) == 0 {
-		return
-	}
-	err := j.rotate()
-	if err == nil {
-		var n int
-		n, err = j.f.Write(j.line)
-		j.size += int64(n)
-	}
-	if err != nil && !j.failing && j.log != nil {
-		j.log(err)
-	}
-	j.failing = err != nil
-}
-
-// rotate opens the journal's next file when there is none, or the one
-// there is has grown past its size or age; the old one is closed, never
-// written again.
-func (j *Journal) rotate() error {
-	if j.f != nil && j.size < JournalRotateBytes && time.Since(j.opened) < JournalRotateAge {
-		return nil
-	}
-	for {
-		j.n++
-		name := filepath.Join(j.dir, fmt.Sprintf("%s%d.%d%s", JournalPrefix, j.pid, j.n, JournalSuffix))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-		if os.IsExist(err) {
-			continue // an earlier process of this pid's: its lines are its own
+		i, ok := j.slots[jc.name]
+		if !ok {
+			if len(j.slots) >= JournalCells || len(jc.name) > maxSlotName {
+				if !j.full && j.log != nil {
+					j.log(fmt.Errorf("no room for cell %q (%d cells, names to %d bytes): its settles since the last checkpoint would be lost to a kill -9", jc.name, JournalCells, maxSlotName))
+				}
+				j.full = true
+				continue
+			}
+			i = len(j.slots)
+			j.slots[jc.name] = i
+			j.next = append(j.next, false)
 		}
-		if err != nil {
-			return err
+		half := 0
+		if j.next[i] {
+			half = 1
 		}
-		if j.f != nil {
-			j.f.Close()
-		}
-		j.f, j.size, j.opened = f, 0, time.Now()
-		return nil
+		j.next[i] = !j.next[i]
+		putSlot(j.mem[(2*i+half)*slotBytes:][:slotBytes], jc.name, Snapshot("", jc.Cell))
 	}
 }
 
-// Close closes the journal's file.
+// putSlot writes e of name into slot b: the body, then its CRC.
+func putSlot(b []byte, name string, e Entry) {
+	binary.LittleEndian.PutUint16(b[4:], uint16(len(name)))
+	off := slotHead
+	binary.LittleEndian.PutUint64(b[off:], uint64(e.Total))
+	for p := Day; p < NumPeriods; p++ {
+		binary.LittleEndian.PutUint64(b[off+8+16*int(p):], uint64(e.Periods[p][0]))
+		binary.LittleEndian.PutUint64(b[off+16+16*int(p):], uint64(e.Periods[p][1]))
+	}
+	copy(b[slotFixed:], name)
+	binary.LittleEndian.PutUint32(b, crc32.ChecksumIEEE(b[4:slotFixed+len(name)])) // last: a torn body fails it
+}
+
+// getSlot reads slot b: its entry, or false (never written, torn).
+func getSlot(b []byte) (Entry, bool) {
+	n := int(binary.LittleEndian.Uint16(b[4:]))
+	if n == 0 || n > maxSlotName || crc32.ChecksumIEEE(b[4:slotFixed+n]) != binary.LittleEndian.Uint32(b) {
+		return Entry{}, false
+	}
+	e := Entry{Cell: string(b[slotFixed : slotFixed+n]), Total: int64(binary.LittleEndian.Uint64(b[slotHead:]))}
+	for p := Day; p < NumPeriods; p++ {
+		e.Periods[p] = [2]int64{int64(binary.LittleEndian.Uint64(b[slotHead+8+16*int(p):])), int64(binary.LittleEndian.Uint64(b[slotHead+16+16*int(p):]))}
+	}
+	return e, true
+}
+
+// Close unmaps the journal (its records stay in the file).
 func (j *Journal) Close() {
 	if j == nil {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f != nil {
-		j.f.Close()
-		j.f = nil
+	if j.mem != nil {
+		syscall.Munmap(j.mem) //nolint:errcheck // the pages are the file's either way
+		j.mem = nil
 	}
-}
-
-// appendLine appends e, of a name already encoded, as a line of the state
-// file's format (Write's, which Read reads): written by hand, as this is
-// every settle's, where encoding/json's reflection would cost more than
-// the write.
-func appendLine(dst, quoted []byte, e Entry) []byte {
-	start := len(dst)
-	dst = append(dst, "00000000 "...)
-	body := len(dst)
-	dst = append(dst, `{"cell":`...)
-	dst = append(dst, quoted...)
-	dst = append(dst, `,"total":`...)
-	dst = strconv.AppendInt(dst, e.Total, 10)
-	dst = append(dst, `,"periods":[`...)
-	for p := Day; p < NumPeriods; p++ {
-		if p > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = strconv.AppendInt(dst, e.Periods[p][0], 10)
-		dst = append(dst, ',')
-		dst = strconv.AppendInt(dst, e.Periods[p][1], 10)
-		dst = append(dst, ']')
-	}
-	dst = append(dst, "]}"...)
-	const hexdigits = "0123456789abcdef"
-	sum := crc32.ChecksumIEEE(dst[body:])
-	for i := 7; i >= 0; i-- {
-		dst[start+i] = hexdigits[sum&0xf]
-		sum >>= 4
-	}
-	return append(dst, '\n')
 }
 
 // Merge is the later of two states of one cell: the larger total (a
@@ -214,87 +196,68 @@ func JournalFiles(dir string) []string {
 	return names
 }
 
-// journalName reads a journal file's pid and number from its path.
-func journalName(path string) (pid, n int, ok bool) {
+// journalPID reads a journal file's writer from its path.
+func journalPID(path string) (int, bool) {
 	base := filepath.Base(path)
-	if !strings.HasPrefix(base, JournalPrefix) || !strings.HasSuffix(base, JournalSuffix) {
-		return 0, 0, false
-	}
-	p, num, found := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(base, JournalPrefix), JournalSuffix), ".")
-	pid, err1 := strconv.Atoi(p)
-	n, err2 := strconv.Atoi(num)
-	return pid, n, found && err1 == nil && err2 == nil
+	pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(base, JournalPrefix), JournalSuffix))
+	return pid, err == nil && pid > 0
 }
 
 // ReadJournals reads every journal file in dir: the latest state of each
-// cell they name (Merge), and how many lines did not read (torn by a
-// power cut, corrupt).
-func ReadJournals(dir string) (latest map[string]Entry, bad int, err error) {
+// cell they name (Merge). A record that was being written when its
+// writer was killed fails its CRC and is passed over: the cell's other
+// slot holds its state one settle before.
+func ReadJournals(dir string) (latest map[string]Entry, err error) {
 	latest = map[string]Entry{}
 	for _, name := range JournalFiles(dir) {
-		f, oerr := os.Open(name)
-		if oerr != nil {
-			if !os.IsNotExist(oerr) {
-				err = oerr
+		b, rerr := os.ReadFile(name)
+		if rerr != nil {
+			if !os.IsNotExist(rerr) {
+				err = rerr
 			}
 			continue
 		}
-		entries, b, rerr := Read(f)
-		f.Close()
-		if rerr != nil {
-			err = rerr
-		}
-		bad += b
-		for _, e := range entries {
-			if old, ok := latest[e.Cell]; ok {
+		for off := 0; off+slotBytes <= len(b); off += slotBytes {
+			e, ok := getSlot(b[off : off+slotBytes])
+			if !ok {
+				continue
+			}
+			if old, seen := latest[e.Cell]; seen {
 				e = Merge(old, e)
 			}
 			latest[e.Cell] = e
 		}
 	}
-	return latest, bad, err
+	return latest, err
 }
 
-// PruneJournals removes the journal files in dir that a checkpoint whose
-// snapshot was taken at snap holds: last written pruneSlack before it,
-// and never to be written again — a later file of the same writer is
-// there, or the writer is gone. It returns how many it removed.
-func PruneJournals(dir string, snap time.Time) (removed int) {
-	type file struct {
-		path string
-		pid  int
-		n    int
-		mod  time.Time
-	}
-	var files []file
-	newest := map[int]int{}
+// Gone lists the journal files in dir whose writers are gone: a checkpoint
+// taken after this holds everything they say (their settles are in the
+// region's cells, or were merged into them at start), and PruneJournals
+// may then remove them.
+func Gone(dir string) []string {
+	var out []string
 	for _, path := range JournalFiles(dir) {
-		pid, n, ok := journalName(path)
-		if !ok {
-			continue
+		if pid, ok := journalPID(path); ok && !alive(pid) {
+			out = append(out, path)
 		}
-		st, err := os.Stat(path)
-		if err != nil {
-			continue
-		}
-		files = append(files, file{path, pid, n, st.ModTime()})
-		newest[pid] = max(newest[pid], n)
 	}
-	for _, f := range files {
-		if !f.mod.Before(snap.Add(-pruneSlack)) {
-			continue
-		}
-		if f.n < newest[f.pid] || !alive(f.pid) {
-			if err := os.Remove(f.path); err == nil || errors.Is(err, fs.ErrNotExist) {
-				removed++
-			}
+	return out
+}
+
+// PruneJournals removes files (Gone's, before a checkpoint that was then
+// written), and returns how many it removed.
+func PruneJournals(files []string) (removed int) {
+	for _, path := range files {
+		if err := os.Remove(path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			removed++
 		}
 	}
 	return removed
 }
 
 // alive reports whether process pid is there (a worker that may still
-// write its newest file).
+// write its journal).
 func alive(pid int) bool {
 	return syscall.Kill(pid, 0) != syscall.ESRCH
 }

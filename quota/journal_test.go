@@ -1,7 +1,6 @@
 package quota
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,22 +10,27 @@ import (
 	"time"
 )
 
-// A journal line is a state file line: what appendLine writes by hand
-// Read reads as Snapshot's entry, for names JSON must escape too.
-func TestJournalLineReads(t *testing.T) {
+// A slot reads back as the entry written, for names that need no
+// escaping and names that would in JSON; a torn slot (a byte of its body
+// changed after its CRC) reads as nothing.
+func TestJournalSlot(t *testing.T) {
 	c := testCell(t, 1)
 	cal := Calendar{Loc: time.UTC}
 	Reserve(c, 0, 10, []Limit{{Day, 100}, {Week, 1000}, {Month, 1000}}, cal)
 	Settle(c, 0, 10, 7)
 	for _, name := range []string{"quota/k", `budget/a "quoted" \ key`, "quota/ключ\u2028<&>"} {
-		line := appendLine(nil, NewJournaled(name, c).quoted, Snapshot("", c))
-		var want bytes.Buffer
-		e := Snapshot(name, c)
-		Write(&want, []Entry{e})
-		got, bad, err := Read(bytes.NewReader(line))
-		if err != nil || bad != 0 || len(got) != 1 || got[0] != e {
-			t.Fatalf("%q: read %v (bad %d, %v) from %q; want %v", name, got, bad, err, line, e)
+		b := make([]byte, slotBytes)
+		putSlot(b, name, Snapshot("", c))
+		if got, ok := getSlot(b); !ok || got != Snapshot(name, c) {
+			t.Fatalf("%q: read %v, %v", name, got, ok)
 		}
+		b[slotHead+3] ^= 1
+		if _, ok := getSlot(b); ok {
+			t.Fatalf("%q: a torn slot was read", name)
+		}
+	}
+	if _, ok := getSlot(make([]byte, slotBytes)); ok {
+		t.Fatal("an empty slot was read")
 	}
 }
 
@@ -44,83 +48,74 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-// Lines recorded by two journals read back as each cell's latest state;
-// a file rotates at its age, and a torn last line is counted, the rest
-// read.
+// What a journal records reads back as each cell's latest state, from
+// either of its two slots; a slot torn by a kill leaves the state one
+// settle before; a dead writer's file is Gone, a live one's is not.
 func TestJournalRecordAndRead(t *testing.T) {
 	dir := t.TempDir()
 	tokens, spend := testCell(t, 1), testCell(t, 1)
 	cal := Calendar{Loc: time.UTC}
-	j := OpenJournal(dir, func(err error) { t.Error(err) })
+	j, err := OpenJournal(dir, func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
 	jt, js := NewJournaled("quota/k", tokens), NewJournaled("budget/k", spend)
+	var before Entry
 	for i := range 5 {
+		before = Snapshot("quota/k", tokens)
 		Reserve(tokens, 0, 1, []Limit{{Day, 1000}}, cal)
 		Settle(tokens, 0, 1, int64(i+1))
 		Reserve(spend, 0, 1, []Limit{{Month, 1 << 40}}, cal)
 		Settle(spend, 0, 1, 1000)
 		j.Record(jt, js)
-		if i == 2 {
-			j.opened = j.opened.Add(-JournalRotateAge) // the next line opens a new file
-		}
 	}
-	j.Close()
-	if files := JournalFiles(dir); len(files) != 2 {
-		t.Fatalf("journal files %v, want 2 (one rotation)", files)
+	latest, err := ReadJournals(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A second writer's file, older lines, and a torn line at its end.
-	old := Snapshot("quota/k", tokens)
-	old.Total = 3
-	var b bytes.Buffer
-	Write(&b, []Entry{old})
-	b.WriteString(b.String()[:10])
-	os.WriteFile(filepath.Join(dir, JournalPrefix+"1.1"+JournalSuffix), b.Bytes(), 0o600)
-
-	latest, bad, err := ReadJournals(dir)
-	if err != nil || bad != 1 {
-		t.Fatalf("bad %d, %v; want 1 torn line", bad, err)
-	}
-	if got, want := latest["quota/k"], Snapshot("quota/k", tokens); got != want {
+	if got, want := latest["quota/k"], Snapshot("quota/k", tokens); got != want || got.Total != 15 {
 		t.Errorf("tokens: %v, want %v", got, want)
 	}
 	if got, want := latest["budget/k"], Snapshot("budget/k", spend); got != want || got.Total != 5000 {
 		t.Errorf("spend: %v, want %v", got, want)
 	}
+	// The last write to the tokens' cell torn (it went to slot 0: five
+	// writes, the first to slot 0).
+	j.mem[slotHead+1] ^= 0x40
+	if latest, _ := ReadJournals(dir); latest["quota/k"] != before {
+		t.Errorf("torn: %v, want the state before, %v", latest["quota/k"], before)
+	}
+	if g := Gone(dir); len(g) != 0 {
+		t.Errorf("a live writer's journal is Gone: %v", g)
+	}
+	j.Close()
+	j.Record(jt) // closed: nothing, no fault
 }
 
-// PruneJournals removes what a checkpoint holds and nothing else: not a
-// file written within pruneSlack of the snapshot, not the newest file of
-// a writer that is alive; it removes an older file of that writer, and a
-// gone writer's newest.
+// PruneJournals removes the journals of writers that are gone and nothing
+// else; Gone names only those.
 func TestPruneJournals(t *testing.T) {
 	dir := t.TempDir()
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	me, dead := os.Getpid(), gone.Process.Pid
-	name := func(pid, n int) string {
-		return filepath.Join(dir, JournalPrefix+strconv.Itoa(pid)+"."+strconv.Itoa(n)+JournalSuffix)
-	}
-	long := time.Now().Add(-time.Hour)
-	files := map[string]time.Time{
-		name(me, 1):   long,       // an older file of a live writer: removed
-		name(me, 2):   long,       // its newest: kept
-		name(dead, 1): long,       // a gone writer's newest: removed
-		name(dead, 0): time.Now(), // just written: kept
-	}
-	for f, mod := range files {
+	name := func(pid int) string { return filepath.Join(dir, JournalPrefix+strconv.Itoa(pid)+JournalSuffix) }
+	for _, f := range []string{name(os.Getpid()), name(gone.Process.Pid), filepath.Join(dir, JournalPrefix+"x"+JournalSuffix)} {
 		os.WriteFile(f, nil, 0o600)
-		os.Chtimes(f, mod, mod)
 	}
-	os.WriteFile(filepath.Join(dir, JournalPrefix+"x.y"+JournalSuffix), nil, 0o600) // not ours: kept
-	if n := PruneJournals(dir, time.Now()); n != 2 {
-		t.Errorf("removed %d, want 2", n)
+	g := Gone(dir)
+	if len(g) != 1 || g[0] != name(gone.Process.Pid) {
+		t.Fatalf("Gone: %v, want the dead writer's alone", g)
+	}
+	if n := PruneJournals(g); n != 1 {
+		t.Errorf("removed %d", n)
 	}
 	var left []string
 	for _, f := range JournalFiles(dir) {
 		left = append(left, filepath.Base(f))
 	}
-	want := []string{filepath.Base(name(dead, 0)), filepath.Base(name(me, 2)), JournalPrefix + "x.y" + JournalSuffix}
+	want := []string{JournalPrefix + strconv.Itoa(os.Getpid()) + JournalSuffix, JournalPrefix + "x" + JournalSuffix}
 	slices.Sort(left)
 	slices.Sort(want)
 	if !slices.Equal(left, want) {
@@ -129,10 +124,13 @@ func TestPruneJournals(t *testing.T) {
 }
 
 // BenchmarkJournalRecord is what the journal adds to a settle of a key's
-// quota and budget: both cells' lines, one write(2).
+// quota and budget: both cells' slots.
 func BenchmarkJournalRecord(b *testing.B) {
 	tokens, spend := testCell(b, 1), testCell(b, 1)
-	j := OpenJournal(b.TempDir(), func(err error) { b.Error(err) })
+	j, err := OpenJournal(b.TempDir(), func(err error) { b.Error(err) })
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer j.Close()
 	jt, js := NewJournaled("quota/team-a", tokens), NewJournaled("budget/team-a", spend)
 	b.ReportAllocs()

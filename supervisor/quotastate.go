@@ -117,12 +117,9 @@ func (q *quotaState) load(r *shm.Region, inherited bool) error {
 // (package quota's journal.go) say each cell settled since: the latest
 // state of each. journaled counts the cells the journals moved on.
 func (q *quotaState) replay(entries []quota.Entry) (out []quota.Entry, journaled int) {
-	latest, bad, err := quota.ReadJournals(q.dir)
+	latest, err := quota.ReadJournals(q.dir)
 	if err != nil {
-		q.log.Error("spend journal: reading stopped early; what the rest held is lost", "dir", q.dir, "err", err)
-	}
-	if bad > 0 {
-		q.log.Error("spend journal: unreadable lines skipped (torn by a power cut, or corrupt)", "dir", q.dir, "lines", bad)
+		q.log.Error("spend journal: a journal could not be read; what it held is lost", "dir", q.dir, "err", err)
 	}
 	for i, e := range entries {
 		if j, ok := latest[e.Cell]; ok {
@@ -242,6 +239,7 @@ func (s *supervisor) checkpointQuotas() error {
 	}
 	q.writeMu.Lock()
 	defer q.writeMu.Unlock()
+	gone := quota.Gone(q.dir) // before the snapshot: their writers' settles are in the cells it reads
 	s.cfgMu.Lock()
 	var names []string
 	for _, k := range s.cfg.Keys {
@@ -252,13 +250,12 @@ func (s *supervisor) checkpointQuotas() error {
 			names = append(names, name)
 		}
 	}
-	snap := time.Now()
 	entries := q.snapshot(s.region, names, quota.NewCalendar(s.cfg.QuotaLocation()))
 	s.cfgMu.Unlock()
 	if err := q.write(entries); err != nil {
 		return err
 	}
-	quota.PruneJournals(q.dir, snap) // what the checkpoint holds
+	quota.PruneJournals(gone) // what the checkpoint holds
 	return nil
 }
 
