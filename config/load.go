@@ -645,6 +645,13 @@ func validHeaderName(h string) bool {
 // nomadVariableChars are those a Nomad variable path's segment may hold.
 const nomadVariableChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_~."
 
+// NomadVariableSegment reports whether s may be a segment of a Nomad
+// variable path: not empty, ".", or "..", and only letters, digits, '-',
+// '_', '~' and '.'.
+func NomadVariableSegment(s string) bool {
+	return s != "" && s != "." && s != ".." && strings.Trim(s, nomadVariableChars) == ""
+}
+
 // nomadVariablePath reports whether p is a variable path sluice may put
 // its keys' variables under: short enough for a key's segment after it
 // (Nomad allows 128 bytes), no empty, "." or ".." segment.
@@ -653,7 +660,7 @@ func nomadVariablePath(p string) bool {
 		return false
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || seg == "." || seg == ".." || strings.Trim(seg, nomadVariableChars) != "" {
+		if !NomadVariableSegment(seg) {
 			return false
 		}
 	}

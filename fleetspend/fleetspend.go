@@ -34,6 +34,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
+	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/quota"
 )
 
@@ -213,7 +214,7 @@ func sat(a, b int64) int64 {
 // Path is the variable of key under prefix (fleet.spend_path): the key's
 // name where Nomad's paths allow it, else a hash of it.
 func Path(prefix, key string) string {
-	if p := prefix + "/" + key; len(p) <= maxPath && pathChars(key) {
+	if p := prefix + "/" + key; len(p) <= maxPath && config.NomadVariableSegment(key) {
 		return p
 	}
 	sum := sha256.Sum256([]byte(key))
@@ -222,21 +223,6 @@ func Path(prefix, key string) string {
 
 // maxPath is Nomad's longest variable path.
 const maxPath = 128
-
-// pathChars reports whether s holds only what a Nomad variable path's
-// segment may: letters, digits, '-', '_', '~', '.' — and is not "." or
-// "..".
-func pathChars(s string) bool {
-	if s == "" || s == "." || s == ".." {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '~' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
 
 // NomadStore is a Store over Nomad's Variables API, in namespace ("":
 // the client's). Each call ends with ctx, or after CallTimeout.

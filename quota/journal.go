@@ -8,8 +8,8 @@ package quota
 // kernel's page cache, so a kill -9 of every process loses none of it (a
 // power cut loses what the kernel had not written out, at most what the
 // last checkpoint, every second and synced, does not hold). A write(2) per
-// settle, the first cut, cost 2.4 µs and 10% more instructions per request
-// (callgrind); the mapped slots cost a few hundred instructions.
+// settle, the first cut, cost 2.4 µs a request (BenchmarkJournalRecord);
+// the mapped slots cost 120 ns, about 1,300 instructions (callgrind).
 //
 // Each cell has two slots, written in turn, each with its own checksum: a kill
 // in the middle of a write leaves the other, one settle older. At start,
@@ -137,7 +137,7 @@ func (j *Journal) Record(cells ...Journaled) {
 	}
 }
 
-// putSlot writes e of name into slot b: the body, then its CRC.
+// putSlot writes e of name into slot b: the body, then its checksum.
 func putSlot(b []byte, name string, e Entry) {
 	binary.LittleEndian.PutUint16(b[4:], uint16(len(name)))
 	off := slotHead
@@ -212,7 +212,7 @@ func journalPID(path string) (int, bool) {
 
 // ReadJournals reads every journal file in dir: the latest state of each
 // cell they name (Merge). A record that was being written when its
-// writer was killed fails its CRC and is passed over: the cell's other
+// writer was killed fails its checksum and is passed over: the cell's other
 // slot holds its state one settle before.
 func ReadJournals(dir string) (latest map[string]Entry, err error) {
 	latest = map[string]Entry{}
