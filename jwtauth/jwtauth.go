@@ -352,6 +352,13 @@ func (v *Verifier) verify(token string, set *keySet, now time.Time) (*Identity, 
 		// keys are trusted (go-jose ignores these, refused all the same).
 		return nil, refused("the token carries its own key (jwk, jku or x5u): only the identity provider's key set is trusted")
 	}
+	if h.ExtraHeaders["crit"] != nil {
+		// RFC 7515 4.1.11: a verifier must refuse a token whose "crit"
+		// names an extension it does not understand; this gateway
+		// understands none (go-jose would refuse all but "b64" as a bad
+		// signature: refused here first, saying why).
+		return nil, refused("the token's header names critical extensions (crit), which this gateway does not understand")
+	}
 	var std jwt.Claims
 	claims := map[string]json.RawMessage{}
 	verified, kidKnown := false, false

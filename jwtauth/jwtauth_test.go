@@ -140,6 +140,12 @@ func TestRefusals(t *testing.T) {
 	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"https://idp.example","aud":"sluice","team":"admin","exp":9999999999}`)) + "." + parts[2]
 	embedded, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: signers()["ES256"]}, (&jose.SignerOptions{EmbedJWK: true}))
 	withJWK, _ := jwt.Signed(embedded).Claims(claims()).Serialize()
+	critSigner, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: signers()["RS256"]},
+		(&jose.SignerOptions{}).WithHeader("kid", "RS256").WithCritical("exp").WithHeader("exp", 1))
+	withCrit, _ := jwt.Signed(critSigner).Claims(claims()).Serialize()
+	b64Signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: signers()["RS256"]},
+		(&jose.SignerOptions{}).WithHeader("kid", "RS256").WithBase64(true).WithCritical("b64"))
+	withB64, _ := jwt.Signed(b64Signer).Claims(claims()).Serialize()
 	for _, c := range []struct {
 		name, token, want string
 	}{
@@ -162,6 +168,8 @@ func TestRefusals(t *testing.T) {
 		{"tampered payload", tampered, "signature does not verify"},
 		{"signed by a key of the wrong type for its kid", sign(t, "ES256", claims(), "RS256"), "signature does not verify"},
 		{"embedded key", withJWK, "carries its own key"},
+		{"crit names an extension", withCrit, "critical extensions"},
+		{"crit names b64 (which go-jose knows)", withB64, "critical extensions"},
 		{"garbage", "eyJhbGciOi.x.y", "not a signed JWT"},
 		{"too long", "eyJ" + strings.Repeat("a", MaxToken) + ".a.b", "more than"},
 	} {
