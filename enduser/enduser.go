@@ -421,33 +421,38 @@ func Sweep(r *shm.Region, tracked map[uint32]*int64, now int64, clk *Clock) (fre
 		before[h] = atomic.LoadInt64(p)
 	}
 	counts := make(map[uint32]int64, len(tracked))
-	r.EndUserBuckets(func(b shm.EndUserSlots) {
-		for i := range shm.EndUserBucket {
-			o := atomic.LoadInt64(b.Owner(i))
-			if o == 0 || o == freeing {
-				continue
-			}
-			w := b.Entry(i)
-			_, ok := tracked[KeyOf(w)]
-			switch {
-			case !ok:
-				// Freed once nothing in flight holds it: its limiters and
-				// quota are the removed key's, of no one now.
-				if counted(atomic.LoadInt64(&w[wInFlight]), epoch&epochMask) == 0 && counted(atomic.LoadInt64(&w[wReserved]), epoch&epochMask) == 0 &&
-					atomic.CompareAndSwapInt64(b.Owner(i), o, freeing) {
-					for j := range w {
-						atomic.StoreInt64(&w[j], 0)
-					}
-					atomic.StoreInt64(b.Owner(i), 0)
-					freed++
+	eachOwned(r, func(b shm.EndUserSlots, i int, o int64, w []int64) {
+		_, ok := tracked[KeyOf(w)]
+		switch {
+		case !ok:
+			// Freed once nothing in flight holds it: its limiters and
+			// quota are the removed key's, of no one now.
+			if counted(atomic.LoadInt64(&w[wInFlight]), epoch&epochMask) == 0 && counted(atomic.LoadInt64(&w[wReserved]), epoch&epochMask) == 0 &&
+				atomic.CompareAndSwapInt64(b.Owner(i), o, freeing) {
+				for j := range w {
+					atomic.StoreInt64(&w[j], 0)
 				}
-			case Live(w, now, epoch, clk):
-				counts[KeyOf(w)]++
+				atomic.StoreInt64(b.Owner(i), 0)
+				freed++
 			}
+		case Live(w, now, epoch, clk):
+			counts[KeyOf(w)]++
 		}
 	})
 	for h, p := range tracked {
 		atomic.AddInt64(p, counts[h]-before[h])
 	}
 	return freed
+}
+
+// eachOwned calls fn with every entry of r's table that has an owner (o,
+// not free and not being freed): its bucket, its index there, its state.
+func eachOwned(r *shm.Region, fn func(b shm.EndUserSlots, i int, o int64, w []int64)) {
+	r.EndUserBuckets(func(b shm.EndUserSlots) {
+		for i := range shm.EndUserBucket {
+			if o := atomic.LoadInt64(b.Owner(i)); o != 0 && o != freeing {
+				fn(b, i, o, b.Entry(i))
+			}
+		}
+	})
 }

@@ -134,6 +134,19 @@ func (r *Region) EndUserSeed() (seed [16]byte) {
 	return seed
 }
 
+// SetEndUserSeed makes seed the region's end-user seed: the one a state
+// file kept, so that the owners it saved are the same end users' again.
+// Only for a fresh region, before any worker reads the seed (its keys'
+// owner hashes are made under it once); false without a table.
+func (r *Region) SetEndUserSeed(seed [16]byte) bool {
+	if r.ext < 0 || r.endUsers.buckets == 0 {
+		return false
+	}
+	atomic.StoreInt64(&r.words[r.ext+xSeed], int64(binary.LittleEndian.Uint64(seed[:])))
+	atomic.StoreInt64(&r.words[r.ext+xSeed+1], int64(binary.LittleEndian.Uint64(seed[8:])))
+	return true
+}
+
 // EndUserSlots is one bucket of the end-user table.
 type EndUserSlots struct{ w []int64 }
 

@@ -11,6 +11,7 @@ package supervisor
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -46,6 +47,11 @@ type quotaState struct {
 
 	mu   sync.Mutex
 	kept map[string]quota.Entry // entries of cells not in the region now (a removed key's)
+
+	// endUsersWritten is the checksum of the end-user state file last
+	// written (endusers.go): an unchanged table is not written again.
+	endUsersWritten uint32
+	endUsersOnce    bool
 }
 
 func newQuotaState(dir string, log *slog.Logger) *quotaState {
@@ -70,7 +76,8 @@ func (q *quotaState) load(r *shm.Region, inherited bool) error {
 	if err := os.MkdirAll(q.dir, 0o700); err != nil {
 		return fmt.Errorf("state_dir: %w", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(q.dir, QuotaStateFile+".tmp*")); len(left) > 0 {
+	for _, file := range []string{QuotaStateFile, EndUserStateFile} {
+		left, _ := filepath.Glob(filepath.Join(q.dir, file+".tmp*"))
 		for _, name := range left {
 			os.Remove(name) //nolint:errcheck // a leftover; the next checkpoint makes its own
 		}
@@ -199,15 +206,20 @@ func (q *quotaState) snapshot(r *shm.Region, names []string, cal quota.Calendar)
 	return entries
 }
 
-// write writes entries to the state file: whole to a temporary file,
-// synced, renamed over the old one, the directory synced.
+// write writes entries to the state file.
 func (q *quotaState) write(entries []quota.Entry) error {
-	tmp, err := os.CreateTemp(q.dir, QuotaStateFile+".tmp*")
+	return q.replaceFile(QuotaStateFile, func(w io.Writer) error { return quota.Write(w, entries) })
+}
+
+// replaceFile writes file name of state_dir with fill: whole to a
+// temporary file, synced, renamed over the old one, the directory synced.
+func (q *quotaState) replaceFile(name string, fill func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(q.dir, name+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing
-	if err := quota.Write(tmp, entries); err != nil {
+	if err := fill(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -218,7 +230,7 @@ func (q *quotaState) write(entries []quota.Entry) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(q.dir, QuotaStateFile)); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(q.dir, name)); err != nil {
 		return err
 	}
 	if d, err := os.Open(q.dir); err == nil { // the rename itself, through a power cut
@@ -250,13 +262,14 @@ func (s *supervisor) checkpointQuotas() error {
 			names = append(names, name)
 		}
 	}
-	entries := q.snapshot(s.region, names, quota.NewCalendar(s.cfg.QuotaLocation()))
+	cal := quota.NewCalendar(s.cfg.QuotaLocation())
+	entries := q.snapshot(s.region, names, cal)
 	s.cfgMu.Unlock()
 	if err := q.write(entries); err != nil {
 		return err
 	}
 	quota.PruneJournals(gone) // what the checkpoint holds
-	return nil
+	return q.checkpointEndUsers(s.region, cal)
 }
 
 // keepCheckpointing writes the state every quotaCheckpoint until stop.

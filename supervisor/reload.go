@@ -294,12 +294,6 @@ func (s *supervisor) sweepEndUsers(cfg *config.Config) {
 	if s.region.EndUserCapacity() == 0 || s.upgraded.Load() {
 		return // (a supervisor handing over leaves the table to its successor's configuration)
 	}
-	keys := map[uint32]*int64{}
-	for _, k := range cfg.Keys {
-		if c := s.region.Lookup(shm.KeyCell(k.Name)); k.EndUser != nil && c != nil {
-			keys[enduser.KeyHash(k.Name)] = c.Scalar(shm.KeyEndUsersScalar)
-		}
-	}
 	cal := quota.NewCalendar(cfg.QuotaLocation())
-	enduser.Sweep(s.region, keys, s.region.Now(), &enduser.Clock{Cal: cal, Now: cal.Now()})
+	enduser.Sweep(s.region, endUserKeys(s.region, cfg), s.region.Now(), &enduser.Clock{Cal: cal, Now: cal.Now()})
 }

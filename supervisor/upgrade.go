@@ -81,9 +81,12 @@ func (s *supervisor) openRegion(cfg *config.Config, n int) (*shm.Region, int, in
 	}
 	if inherited {
 		s.quota.restoreNew(region, fresh)
-	} else if err := s.quota.load(region, false); err != nil {
-		region.Close()
-		return nil, 0, 0, err
+	} else {
+		if err := s.quota.load(region, false); err != nil {
+			region.Close()
+			return nil, 0, 0, err
+		}
+		s.quota.loadEndUsers(region, cfg)
 	}
 	region.SetColumnBase(base)
 	region.SetGeneration(gen)

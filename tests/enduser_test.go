@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/sluice-gw/sluice/enduser"
 	"github.com/sluice-gw/sluice/tests/fakevllm"
 )
 
@@ -229,4 +231,112 @@ func TestEndUserPlacesOfAKilledWorker(t *testing.T) {
 	if now := g.workerPIDs(); len(now) != len(pids) || now[0] == pids[0] {
 		t.Fatalf("workers %v after killing %v", now, pids)
 	}
+}
+
+// End users' quotas survive restarts (state_dir): dave spends his daily
+// quota, and after a clean stop, and after a kill -9 of every process
+// once a checkpoint holds his use, the restarted gateway still refuses
+// him while erin is served. With the end users' state file set aside the
+// same restart serves dave (the test can fail); put back, it refuses him
+// again.
+func TestEndUserQuotaSurvivesRestarts(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	usage := filepath.Join(dir, "usage.log")
+	cfg := strings.Replace(endUserConfig(be, usage), "usage_log:", "state_dir: "+state+"\nusage_log:", 1)
+	start := func() *gateway {
+		g := startGateway(t, cfg)
+		g.UsageLog = usage
+		return g
+	}
+	ask := func(g *gateway, user string) (int, string) {
+		t.Helper()
+		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", keyLimited,
+			[]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`), map[string]string{"X-End-User": user})
+		if res.StatusCode == 200 {
+			return 200, ""
+		}
+		_, code, _ := openError(t, out)
+		return res.StatusCode, code
+	}
+	refused := func(g *gateway, when string) {
+		t.Helper()
+		if status, code := ask(g, "dave"); status != 429 || code != "end_user_quota_exceeded" {
+			t.Fatalf("%s: dave's request %d %s, want 429 end_user_quota_exceeded", when, status, code)
+		}
+		if status, _ := ask(g, "erin"); status != 200 {
+			t.Fatalf("%s: erin's request %d", when, status)
+		}
+	}
+
+	g := start()
+	served := 0
+	for ; served < 100; served++ {
+		status, code := ask(g, "dave")
+		if status == 429 && code == "end_user_quota_exceeded" {
+			break
+		}
+		if status != 200 {
+			t.Fatalf("dave: %d %s", status, code)
+		}
+	}
+	if served == 0 || served == 100 {
+		t.Fatalf("dave served %d before his quota refused one", served)
+	}
+	g.stop()
+	g = start()
+	refused(g, "after a clean stop")
+	if l := g.findLog("end-user state read", 0); l == nil || l["restored"] != 1.0 {
+		t.Fatalf("the restart did not say it restored dave: %v", l)
+	}
+
+	// kill -9 of everything, once a checkpoint holds erin's second request.
+	file := filepath.Join(state, "endusers.state")
+	killAll := func(g *gateway) {
+		for _, pid := range append(g.workerPIDs(), g.cmd.Process.Pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		<-g.exited
+		await(t, "the killed workers gone", func() bool { return len(g.workerPIDs()) == 0 })
+	}
+	before := endUsersUsed(file)
+	if before == 0 {
+		t.Fatal("the clean stop's state file holds no end user's use")
+	}
+	if status, _ := ask(g, "erin"); status != 200 {
+		t.Fatalf("erin: %d", status)
+	}
+	await(t, "a checkpoint of erin's request", func() bool { return endUsersUsed(file) > before })
+	killAll(g)
+
+	aside := filepath.Join(dir, "endusers.aside")
+	if err := os.Rename(file, aside); err != nil {
+		t.Fatal(err)
+	}
+	g = start()
+	if status, _ := ask(g, "dave"); status != 200 {
+		t.Fatalf("without the end users' state file dave was refused (%d): the test would not tell the file's work", status)
+	}
+	killAll(g) // (its checkpoints are replaced next)
+	if err := os.Rename(aside, file); err != nil {
+		t.Fatal(err)
+	}
+	g = start()
+	refused(g, "after kill -9")
+}
+
+// endUsersUsed is what the end users' state file says its end users used
+// this period, all together (0 if it cannot be read).
+func endUsersUsed(file string) (used int64) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	_, _, saved, _, _ := enduser.ReadState(f)
+	for _, e := range saved {
+		used += e.Total - e.Base
+	}
+	return used
 }
