@@ -46,6 +46,9 @@ const (
 	MaxSetKeys = 64
 	// MinRSABits is the smallest RSA modulus a set's key may have.
 	MinRSABits = 2048
+	// MaxKeyClaimValues bounds a key claim that is a list (a "groups"
+	// claim): its values are tried in order for a key that takes tokens.
+	MaxKeyClaimValues = 256
 	// cacheMax bounds the verified tokens a Verifier remembers.
 	cacheMax = 8192
 )
@@ -71,7 +74,10 @@ type Policy struct {
 
 // Identity is what a verified token says of its caller.
 type Identity struct {
-	Key     string    // the key it stands for: KeyClaim's value
+	Key string // the key it stands for: KeyClaim's value (its first, of a list)
+	// Keys are KeyClaim's values, in the token's order (one, for a
+	// string): the gateway takes the first that names a key of its.
+	Keys    []string
 	Subject string    // its "sub" ("" if none)
 	Expiry  time.Time // its "exp"
 	// Models are ModelsClaim's values: the only models the token may use
@@ -405,11 +411,11 @@ func (v *Verifier) verify(token string, set *keySet, now time.Time) (*Identity, 
 		return nil, refused("%v", trimJose(err))
 	}
 	id := &Identity{Subject: std.Subject, Expiry: std.Expiry.Time(), claims: claims}
-	key, ok, _ := id.Claim(v.policy.KeyClaim)
-	if !ok || key == "" || claims[v.policy.KeyClaim][0] != '"' {
-		return nil, refused("the token has no string claim %q naming its key", v.policy.KeyClaim)
+	keys, ok := keyList(claims[v.policy.KeyClaim])
+	if !ok {
+		return nil, refused("the token's claim %q names no key: it must be a string, or a list of at most %d strings (none empty)", v.policy.KeyClaim, MaxKeyClaimValues)
 	}
-	id.Key = key
+	id.Key, id.Keys = keys[0], keys
 	if c := v.policy.ModelsClaim; c != "" {
 		if raw, found := claims[c]; found {
 			if id.Models, ok = modelList(raw); !ok {
@@ -418,6 +424,23 @@ func (v *Verifier) verify(token string, set *keySet, now time.Time) (*Identity, 
 		}
 	}
 	return id, nil
+}
+
+// keyList is a key claim's names: a string, or a list of 1 to
+// MaxKeyClaimValues strings (a "groups" claim), none empty.
+func keyList(raw json.RawMessage) ([]string, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s != "" {
+		return []string{s}, true
+	}
+	var list []string
+	if raw[0] != '[' || json.Unmarshal(raw, &list) != nil || len(list) == 0 || len(list) > MaxKeyClaimValues || slices.Contains(list, "") {
+		return nil, false
+	}
+	return list, true
 }
 
 // modelList is a models claim's names: a list of strings, or a string of

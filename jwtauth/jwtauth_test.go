@@ -164,6 +164,11 @@ func TestRefusals(t *testing.T) {
 		{"no key claim", sign(t, "RS256", claims("team", nil)), `claim "team"`},
 		{"key claim a number", sign(t, "RS256", claims("team", 7)), `claim "team"`},
 		{"key claim empty", sign(t, "RS256", claims("team", "")), `claim "team"`},
+		{"key claim an empty list", sign(t, "RS256", claims("team", []string{})), `claim "team"`},
+		{"key claim a list with an empty name", sign(t, "RS256", claims("team", []string{"a", ""})), `claim "team"`},
+		{"key claim a list of numbers", sign(t, "RS256", claims("team", []int{1})), `claim "team"`},
+		{"key claim an object", sign(t, "RS256", claims("team", map[string]string{"a": "b"})), `claim "team"`},
+		{"key claim too long a list", sign(t, "RS256", claims("team", strings.Fields(strings.Repeat("x ", MaxKeyClaimValues+1)))), `claim "team"`},
 		{"models claim an object", sign(t, "RS256", claims("models", map[string]any{"a": 1})), `claim "models"`},
 		{"tampered payload", tampered, "signature does not verify"},
 		{"signed by a key of the wrong type for its kid", sign(t, "ES256", claims(), "RS256"), "signature does not verify"},
@@ -196,6 +201,23 @@ func TestLeeway(t *testing.T) {
 	}
 	if _, err := v.Verify(tok, now.Add(31*time.Second)); err == nil {
 		t.Fatal("past leeway, uncached: accepted")
+	}
+}
+
+// A key claim that is a list (a "groups" claim) keeps its values in the
+// token's order.
+func TestKeyClaimList(t *testing.T) {
+	v := verifier(t, "ES256")
+	id, err := v.Verify([]byte(sign(t, "ES256", claims("team", []string{"everyone", "team-b", "team-a"}))), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(id.Keys, ",") != "everyone,team-b,team-a" || id.Key != "everyone" {
+		t.Fatalf("keys %q, key %q", id.Keys, id.Key)
+	}
+	id, err = v.Verify([]byte(sign(t, "ES256", claims())), now)
+	if err != nil || strings.Join(id.Keys, ",") != "team-a" {
+		t.Fatalf("a string claim: %v %v", id, err)
 	}
 }
 

@@ -9,6 +9,7 @@ package proxy
 // its end user (end_user.from: claim:<name>), for limits per caller.
 
 import (
+	"fmt"
 	"reflect"
 	"time"
 
@@ -57,11 +58,15 @@ func (t *routeTable) byJWT(a *apiSpec, token []byte) (*keyRoute, *jwtauth.Identi
 	if err != nil {
 		return nil, nil, jwtRefused(a, "The token is refused: "+err.Reason+".")
 	}
-	key := t.jwtKeys[id.Key]
-	if key == nil {
-		return nil, nil, jwtRefused(a, "The token names the key `"+clipID(id.Key, 80)+"`, which takes no tokens here.")
+	for _, name := range id.Keys { // a list claim's first that is a key here
+		if key := t.jwtKeys[name]; key != nil {
+			return key, id, nil
+		}
 	}
-	return key, id, nil
+	if len(id.Keys) > 1 {
+		return nil, nil, jwtRefused(a, fmt.Sprintf("The token's key claim names %d keys (`%s`, …), none of which takes tokens here.", len(id.Keys), clipID(id.Key, 80)))
+	}
+	return nil, nil, jwtRefused(a, "The token names the key `"+clipID(id.Key, 80)+"`, which takes no tokens here.")
 }
 
 // jwtRefused is a token's 401, in the API's shape (invalid_api_key, as

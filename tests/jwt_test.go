@@ -198,6 +198,15 @@ func TestJWTKeys(t *testing.T) {
 	if res, out := ask(b("models", "m other"), chat); res.StatusCode != 200 {
 		t.Fatalf("a token narrowed to m: %d %s", res.StatusCode, out)
 	}
+	// A key claim that is a list (groups): its first value that is a key
+	// taking tokens; team-b's, by its model check (m-alias is not its).
+	groups := p.token(t, "rsa-1", teamClaims("team", []string{"everyone", "all", "team-b", "team-a"}))
+	if res, out := ask(groups, alias); res.StatusCode != 403 {
+		t.Fatalf("groups [everyone all team-b team-a], a model team-b lacks: %d %s (not team-b's request)", res.StatusCode, out)
+	}
+	if res, out := ask(groups, chat); res.StatusCode != 200 {
+		t.Fatalf("groups [everyone all team-b team-a]: %d %s", res.StatusCode, out)
+	}
 
 	// Bad tokens: each a 401 invalid_api_key with its reason.
 	rsaPub, _ := x509.MarshalPKIXPublicKey(p.keys["rsa-1"].Public())
@@ -220,6 +229,7 @@ func TestJWTKeys(t *testing.T) {
 		{"tampered", tampered, "signature does not verify"},
 		{"unknown key", p.token(t, "rsa-1", teamClaims("team", "all")), "takes no tokens here"},
 		{"no key claim", p.token(t, "rsa-1", teamClaims("team", nil)), `claim "team"`},
+		{"groups naming no key of tokens", p.token(t, "rsa-1", teamClaims("team", []string{"everyone", "all"})), "none of which takes tokens here"},
 		{"key not published", p.token(t, "rsa-2", teamClaims()), `kid "rsa-2"`},
 	} {
 		res, out := ask(c.token, chat)
