@@ -2,6 +2,7 @@ package quota
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,55 @@ import (
 
 // Periods in a zone: a day from local midnight, an ISO week from Monday,
 // a month from its first; ids change exactly at those instants.
+// ID's arithmetic agrees with the time package's calendar (the way ID
+// was first written) at and just before every local midnight of
+// 1969–2100 and at random moments up to ±10,000 years, in zones with DST, offsets not of whole hours and
+// offsets past 12 hours.
+func TestCalendarID(t *testing.T) {
+	byDate := func(c Calendar, p Period, t time.Time) int64 {
+		t = t.In(c.Loc)
+		y, m, d := t.Date()
+		day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()
+		day = (day - ((day%86400)+86400)%86400) / 86400 // floor
+		switch p {
+		case Week:
+			w := day + 3
+			return (w - ((w%7)+7)%7) / 7
+		case Month:
+			return int64(y)*12 + int64(m) - 1
+		}
+		return day
+	}
+	var cals []Calendar
+	for _, z := range []string{"UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kathmandu"} {
+		loc, err := time.LoadLocation(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cals = append(cals, Calendar{Loc: loc})
+	}
+	check := func(at time.Time) {
+		for _, c := range cals {
+			for p := Day; p < NumPeriods; p++ {
+				if got, want := c.ID(p, at), byDate(c, p, at); got != want {
+					t.Fatalf("%s in %s, period %d: %d, want %d", at.UTC(), c.Loc, p, got, want)
+				}
+			}
+		}
+	}
+	for _, c := range cals { // each local midnight of 1969–2100, and the second before
+		for d := time.Date(1969, 1, 1, 0, 0, 0, 0, c.Loc); d.Year() < 2101; d = d.AddDate(0, 0, 1) {
+			check(d)
+			check(d.Add(-time.Second))
+			check(d.Add(13 * time.Hour))
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		check(time.Unix(r.Int64N(2*315569260000)-315569260000, 0))
+	}
+}
+
 func TestCalendar(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
