@@ -262,14 +262,21 @@ type Auth struct {
 // JWT is auth.jwt: bearer tokens that are JWTs signed by the identity
 // provider's keys (package jwtauth).
 type JWT struct {
-	// JWKSFile or JWKSURL is where the provider's key set is: one of them.
+	// JWKSFile or JWKSURL is where the provider's key set is: one of them
+	// (or neither, with Providers only).
 	JWKSFile string `yaml:"jwks_file"`
 	JWKSURL  string `yaml:"jwks_url"`
 	// JWKSRefresh is how often the set is read again (0 in the file:
 	// DefaultJWKSRefresh); a token naming an unknown kid reads it sooner.
 	JWKSRefresh Duration `yaml:"jwks_refresh"`
-	// Issuers are the accepted "iss" values (at least one).
+	// Issuers are the "iss" values the key set above signs for (at least
+	// one with it).
 	Issuers []string `yaml:"issuers"`
+	// Providers are further identity providers, each an issuer with its
+	// own key set: a token is verified only against the set of the
+	// provider whose issuer its "iss" names, so that no provider can sign
+	// for another. The claims and limits below are every provider's.
+	Providers []JWTProvider `yaml:"providers"`
 	// Audiences are the accepted "aud" values: a token's must hold one.
 	Audiences []string `yaml:"audiences"`
 	// KeyClaim is the claim whose string value names the key (a keys[]
@@ -286,6 +293,43 @@ type JWT struct {
 	// DefaultJWTLeeway).
 	Leeway *Duration `yaml:"leeway"`
 }
+
+// JWTProvider is one of auth.jwt.providers: an issuer and its key set.
+type JWTProvider struct {
+	// Issuer is its "iss".
+	Issuer string `yaml:"issuer"`
+	// JWKSFile or JWKSURL is where its key set is: one of them.
+	JWKSFile string `yaml:"jwks_file"`
+	JWKSURL  string `yaml:"jwks_url"`
+	// JWKSRefresh is as auth.jwt.jwks_refresh, for its set.
+	JWKSRefresh Duration `yaml:"jwks_refresh"`
+}
+
+// JWKSSource is one key set of auth.jwt: the issuers it signs for, where
+// it is and how often it is read.
+type JWKSSource struct {
+	Issuers       []string
+	File, URL     string
+	Refresh       time.Duration
+	ProviderIndex int // its auth.jwt.providers index; -1: auth.jwt's own
+}
+
+// Sources are j's key sets: its own (if it names one), then its
+// providers', in order.
+func (j *JWT) Sources() []JWKSSource {
+	var out []JWKSSource
+	if j.JWKSFile != "" || j.JWKSURL != "" {
+		out = append(out, JWKSSource{Issuers: j.Issuers, File: j.JWKSFile, URL: j.JWKSURL, Refresh: j.RefreshOrDefault(), ProviderIndex: -1})
+	}
+	for i, p := range j.Providers {
+		out = append(out, JWKSSource{Issuers: []string{p.Issuer}, File: p.JWKSFile, URL: p.JWKSURL,
+			Refresh: cmp.Or(time.Duration(p.JWKSRefresh), DefaultJWKSRefresh), ProviderIndex: i})
+	}
+	return out
+}
+
+// MaxJWTProviders bounds auth.jwt.providers.
+const MaxJWTProviders = 16
 
 // auth.jwt's defaults and bounds.
 const (

@@ -131,6 +131,12 @@ func TestParseProblems(t *testing.T) {
 		{"fleet spend_path", "workers: auto", "workers: auto\nfleet: {nomad_service: gw, spend_path: 'a//b'}", []string{"fleet.spend_path", "Nomad variable path"}},
 		{"fleet replica", "workers: auto", "workers: auto\nfleet: {nomad_service: gw, replica: 'gw 1'}", []string{"fleet.replica", "at most 128"}},
 		{"fleet exchange without a service", "workers: auto", "workers: auto\nfleet: {spend_exchange: 5s}", []string{"fleet", "need fleet.nomad_service"}},
+		{"auth.jwt provider without issuer", "workers: auto", "workers: auto\nauth:\n  jwt: {audiences: [a], key_claim: t, providers: [{jwks_url: 'https://i/k'}]}", []string{"auth.jwt.providers[0].issuer", "is required"}},
+		{"auth.jwt provider without a set", "workers: auto", "workers: auto\nauth:\n  jwt: {audiences: [a], key_claim: t, providers: [{issuer: i}]}", []string{"auth.jwt.providers[0]", "one of jwks_file and jwks_url"}},
+		{"auth.jwt provider bad url", "workers: auto", "workers: auto\nauth:\n  jwt: {audiences: [a], key_claim: t, providers: [{issuer: i, jwks_url: 'file:///k'}]}", []string{"auth.jwt.providers[0].jwks_url", "http or https"}},
+		{"auth.jwt provider issuer twice", "workers: auto", "workers: auto\nauth:\n  jwt: {jwks_url: 'https://i/k', issuers: [i], audiences: [a], key_claim: t, providers: [{issuer: j, jwks_url: 'https://j/k'}, {issuer: i, jwks_url: 'https://k/k'}]}", []string{"auth.jwt.providers[1].issuer", `"i" is auth.jwt.issuers[0]'s already`}},
+		{"auth.jwt issuers without a set", "workers: auto", "workers: auto\nauth:\n  jwt: {issuers: [i], audiences: [a], key_claim: t, providers: [{issuer: j, jwks_url: 'https://j/k'}]}", []string{"auth.jwt.issuers", "name a key set for them"}},
+		{"auth.jwt provider refresh", "workers: auto", "workers: auto\nauth:\n  jwt: {audiences: [a], key_claim: t, providers: [{issuer: j, jwks_url: 'https://j/k', jwks_refresh: 1ms}]}", []string{"auth.jwt.providers[0].jwks_refresh", "at least 1s"}},
 		{"auth.jwt jwks_file missing", "workers: auto", "workers: auto\nauth:\n  jwt: {jwks_file: /surely/not/jwks.json, issuers: [i], audiences: [a], key_claim: t}", []string{"auth.jwt.jwks_file", "no such file"}},
 		{"key name too long", "name: team-a", "name: " + strings.Repeat("k", 81), []string{"keys[0].name", "81 bytes, more than 80"}},
 		{"negative queue", "slots: 16", "slots: 16\n    queue: {max: -1}", []string{"models[0].queue.max", "0 or more"}},
@@ -355,5 +361,43 @@ func TestModelPrice(t *testing.T) {
 		if _, err := Parse("bad.yaml", []byte(head+"    price: "+tc.price+"\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.price, err, tc.want)
 		}
+	}
+}
+
+// auth.jwt's key sets: its own and each provider's, in order, each for
+// its own issuers; providers alone need no top-level set.
+func TestJWTSources(t *testing.T) {
+	both := strings.Replace(validYAML, "workers: auto", `workers: auto
+auth:
+  jwt:
+    jwks_url: https://a.example/jwks
+    issuers: [https://a.example, https://a2.example]
+    audiences: [sluice]
+    key_claim: team
+    providers:
+      - {issuer: https://b.example, jwks_url: https://b.example/jwks, jwks_refresh: 1m}
+      - {issuer: https://c.example, jwks_file: /dev/null}`, 1)
+	c, err := Parse("ok.yaml", []byte(strings.Replace(both, "/dev/null", "/surely/not", 1)))
+	if err == nil || !strings.Contains(err.Error(), "auth.jwt.providers[1].jwks_file") {
+		t.Fatalf("a provider's missing jwks_file: %v", err)
+	}
+	c, err = Parse("ok.yaml", []byte(strings.Replace(both, "jwks_file: /dev/null", "jwks_url: https://c.example/k", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Auth.JWT.Sources()
+	if len(got) != 3 || got[0].URL != "https://a.example/jwks" || len(got[0].Issuers) != 2 || got[0].ProviderIndex != -1 ||
+		got[1].Issuers[0] != "https://b.example" || got[1].Refresh != time.Minute || got[1].ProviderIndex != 0 ||
+		got[2].URL != "https://c.example/k" || got[2].Refresh != DefaultJWKSRefresh {
+		t.Fatalf("sources %+v", got)
+	}
+	only := strings.Replace(validYAML, "workers: auto", `workers: auto
+auth:
+  jwt: {audiences: [sluice], key_claim: team, providers: [{issuer: https://b.example, jwks_url: https://b.example/jwks}]}`, 1)
+	if c, err = Parse("ok.yaml", []byte(only)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Auth.JWT.Sources(); len(got) != 1 || got[0].Issuers[0] != "https://b.example" {
+		t.Fatalf("providers alone: %+v", got)
 	}
 }

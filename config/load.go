@@ -551,19 +551,34 @@ func checkRates(add func(field, format string, args ...any), p string, rpm, tpm,
 // (except in a frame, whose files are read where it runs).
 func checkJWT(add func(field, format string, args ...any), j *JWT, frame bool) {
 	const p = "auth.jwt"
+	own := j.JWKSFile != "" || j.JWKSURL != ""
 	switch {
-	case (j.JWKSFile == "") == (j.JWKSURL == ""):
-		add(p, "give one of jwks_file and jwks_url: where the identity provider's key set is")
-	case j.JWKSURL != "":
-		if u, err := url.Parse(j.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(p+".jwks_url", "must be an http or https URL, got %q", j.JWKSURL)
+	case own || len(j.Providers) == 0:
+		checkJWKS(add, p, j.JWKSFile, j.JWKSURL, j.JWKSRefresh, frame)
+		if len(j.Issuers) == 0 {
+			add(p+".issuers", "at least one issuer is required: a token of any other is refused")
 		}
+	case len(j.Issuers) > 0:
+		add(p+".issuers", "name a key set for them (jwks_file or jwks_url), or give each its entry in providers")
 	}
-	if j.JWKSRefresh != 0 && time.Duration(j.JWKSRefresh) < MinJWKSRefresh {
-		add(p+".jwks_refresh", "must be at least %s, got %s", MinJWKSRefresh, time.Duration(j.JWKSRefresh))
+	if len(j.Providers) > MaxJWTProviders {
+		add(p+".providers", "at most %d providers, got %d", MaxJWTProviders, len(j.Providers))
 	}
-	if len(j.Issuers) == 0 {
-		add(p+".issuers", "at least one issuer is required: a token of any other is refused")
+	seen := map[string]string{}
+	for i, iss := range j.Issuers {
+		seen[iss] = fmt.Sprintf("%s.issuers[%d]", p, i)
+	}
+	for i, pr := range j.Providers {
+		pp := fmt.Sprintf("%s.providers[%d]", p, i)
+		switch first, dup := seen[pr.Issuer]; {
+		case pr.Issuer == "":
+			add(pp+".issuer", "is required: the \"iss\" its key set signs for")
+		case dup:
+			add(pp+".issuer", "%q is %s's already: an issuer has one key set", pr.Issuer, first)
+		default:
+			seen[pr.Issuer] = pp
+		}
+		checkJWKS(add, pp, pr.JWKSFile, pr.JWKSURL, pr.JWKSRefresh, frame)
 	}
 	if len(j.Audiences) == 0 {
 		add(p+".audiences", "at least one audience is required: a token issued for another service must not pass here")
@@ -582,23 +597,40 @@ func checkJWT(add func(field, format string, args ...any), j *JWT, frame bool) {
 	if l := j.LeewayOrDefault(); l < 0 || l > MaxJWTLeeway {
 		add(p+".leeway", "must be 0 to %s, got %s", MaxJWTLeeway, l)
 	}
-	if j.JWKSFile != "" && !frame {
-		// Its shape only: which keys can verify is package jwtauth's to
-		// say, when a worker loads it (config imports nothing of sluice's).
-		var doc struct {
-			Keys []json.RawMessage `json:"keys"`
+}
+
+// checkJWKS validates one key set of auth.jwt, at p: one of file and url,
+// its refresh, and a file's shape.
+func checkJWKS(add func(field, format string, args ...any), p, file, addr string, refresh Duration, frame bool) {
+	switch {
+	case (file == "") == (addr == ""):
+		add(p, "give one of jwks_file and jwks_url: where the identity provider's key set is")
+	case addr != "":
+		if u, err := url.Parse(addr); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(p+".jwks_url", "must be an http or https URL, got %q", addr)
 		}
-		data, err := os.ReadFile(j.JWKSFile)
-		switch {
-		case err != nil:
-			add(p+".jwks_file", "%v", err)
-		case len(data) > MaxJWKSBytes:
-			add(p+".jwks_file", "is %d bytes, more than %d", len(data), MaxJWKSBytes)
-		case json.Unmarshal(data, &doc) != nil:
-			add(p+".jwks_file", "is not a JWKS document (a JSON object with \"keys\")")
-		case len(doc.Keys) == 0:
-			add(p+".jwks_file", "holds no key")
-		}
+	}
+	if refresh != 0 && time.Duration(refresh) < MinJWKSRefresh {
+		add(p+".jwks_refresh", "must be at least %s, got %s", MinJWKSRefresh, time.Duration(refresh))
+	}
+	if file == "" || frame {
+		return
+	}
+	// Its shape only: which keys can verify is package jwtauth's to say,
+	// when a worker loads it (config imports nothing of sluice's).
+	var doc struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	data, err := os.ReadFile(file)
+	switch {
+	case err != nil:
+		add(p+".jwks_file", "%v", err)
+	case len(data) > MaxJWKSBytes:
+		add(p+".jwks_file", "is %d bytes, more than %d", len(data), MaxJWKSBytes)
+	case json.Unmarshal(data, &doc) != nil:
+		add(p+".jwks_file", "is not a JWKS document (a JSON object with \"keys\")")
+	case len(doc.Keys) == 0:
+		add(p+".jwks_file", "holds no key")
 	}
 }
 

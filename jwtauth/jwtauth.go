@@ -16,6 +16,7 @@
 package jwtauth
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -144,6 +145,33 @@ func LooksLikeJWT(token []byte) bool {
 		}
 	}
 	return dots == 2
+}
+
+// Issuer is the "iss" token's payload names, unverified: only for
+// choosing which identity provider's key set verifies it (the verifier
+// then checks the verified "iss" against its own issuers: a payload read
+// otherwise here is refused there). "" when it cannot be read.
+func Issuer(token []byte) string {
+	if len(token) > MaxToken {
+		return ""
+	}
+	_, rest, _ := bytes.Cut(token, []byte{'.'})
+	payload, _, ok := bytes.Cut(rest, []byte{'.'})
+	if !ok {
+		return ""
+	}
+	b := make([]byte, base64.RawURLEncoding.DecodedLen(len(payload)))
+	n, err := base64.RawURLEncoding.Decode(b, payload)
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		Iss string `json:"iss"`
+	}
+	if json.Unmarshal(b[:n], &c) != nil {
+		return ""
+	}
+	return c.Iss
 }
 
 // keySet is one loaded JWKS: its usable public keys.

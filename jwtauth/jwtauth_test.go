@@ -422,3 +422,21 @@ func TestConfigCopies(t *testing.T) {
 		t.Fatal("config's copies of jwtauth's lists differ")
 	}
 }
+
+// Issuer reads a token's "iss" unverified, "" for anything else.
+func TestIssuer(t *testing.T) {
+	tok := sign(t, "ES256", claims())
+	for _, c := range []struct{ token, want string }{
+		{tok, "https://idp.example"},
+		{sign(t, "ES256", claims("iss", nil)), ""},
+		{unsigned(`{"alg":"none"}`, claims("iss", "x"), ""), "x"},
+		{"eyJ.not base64.x", ""},
+		{"eyJhbGciOiJFUzI1NiJ9", ""},
+		{"a." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":7}`)) + ".b", ""},
+		{"a." + strings.Repeat("A", MaxToken) + ".b", ""},
+	} {
+		if got := Issuer([]byte(c.token)); got != c.want {
+			t.Errorf("%.40q: %q, want %q", c.token, got, c.want)
+		}
+	}
+}

@@ -11,50 +11,90 @@ package proxy
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/config"
 	"github.com/sluice-gw/sluice/jwtauth"
 )
 
-// jwtAuth is auth.jwt compiled: its verifier and the loader that keeps
-// its key set, carried over a reload that keeps the block.
+// jwtAuth is auth.jwt compiled: a verifier per key set (its own, then
+// each of its providers') and the loader that keeps the set, carried over
+// a reload that keeps the block.
 type jwtAuth struct {
-	conf     config.JWT
+	conf config.JWT
+	sets []jwtSet
+}
+
+// jwtSet is one key set of auth.jwt: the issuers it signs for.
+type jwtSet struct {
+	issuers  []string
 	verifier *jwtauth.Verifier
 	loader   *jwtauth.Loader
 }
 
-// newJWTAuth is auth.jwt's verifier, its key set loaded once (a failure
-// is logged: tokens are refused until a later load succeeds); nil for no
-// auth.jwt. old, when its block is the same, is carried instead, its set
-// read again (a reload reads the configuration's files again).
+// newJWTAuth is auth.jwt's verifiers, each key set loaded once (a failure
+// is logged: that set's tokens are refused until a later load succeeds);
+// nil for no auth.jwt. old, when its block is the same, is carried
+// instead, its sets read again (a reload reads the configuration's files
+// again).
 func (g *Gateway) newJWTAuth(j *config.JWT, old *jwtAuth) *jwtAuth {
 	if j == nil {
 		return nil
 	}
 	if old != nil && reflect.DeepEqual(old.conf, *j) {
-		old.loader.Reload() //nolint:errcheck // logged; the set loaded before is kept
+		for _, s := range old.sets {
+			s.loader.Reload() //nolint:errcheck // logged; the set loaded before is kept
+		}
 		return old
 	}
-	v := jwtauth.NewVerifier(jwtauth.Policy{Issuers: j.Issuers, Audiences: j.Audiences, KeyClaim: j.KeyClaim,
-		ModelsClaim: j.ModelsClaim, Algorithms: j.AlgorithmsOrDefault(), Leeway: j.LeewayOrDefault()})
-	l, _ := jwtauth.NewLoader(jwtauth.Source{File: j.JWKSFile, URL: j.JWKSURL, Refresh: j.RefreshOrDefault()}, v, g.log)
-	l.Start()
-	return &jwtAuth{conf: *j, verifier: v, loader: l}
+	a := &jwtAuth{conf: *j}
+	for _, src := range j.Sources() {
+		// Each set verifies its own issuers' tokens only: a provider's key
+		// can sign for no other.
+		v := jwtauth.NewVerifier(jwtauth.Policy{Issuers: src.Issuers, Audiences: j.Audiences, KeyClaim: j.KeyClaim,
+			ModelsClaim: j.ModelsClaim, Algorithms: j.AlgorithmsOrDefault(), Leeway: j.LeewayOrDefault()})
+		l, _ := jwtauth.NewLoader(jwtauth.Source{File: src.File, URL: src.URL, Refresh: src.Refresh}, v, g.log)
+		l.Start()
+		a.sets = append(a.sets, jwtSet{issuers: src.Issuers, verifier: v, loader: l})
+	}
+	return a
 }
 
-// close ends a's refresh loop (nil: none).
+// close ends a's refresh loops (nil: none).
 func (a *jwtAuth) close() {
 	if a != nil {
-		a.loader.Close()
+		for _, s := range a.sets {
+			s.loader.Close()
+		}
 	}
+}
+
+// verifierOf is the verifier of token's key set: the only one, or the one
+// whose issuers hold the issuer its payload names (read unverified, only
+// to choose; the verifier checks the verified one); nil: none.
+func (a *jwtAuth) verifierOf(token []byte) *jwtauth.Verifier {
+	if len(a.sets) == 1 {
+		return a.sets[0].verifier
+	}
+	iss := jwtauth.Issuer(token)
+	for _, s := range a.sets {
+		if slices.Contains(s.issuers, iss) {
+			return s.verifier
+		}
+	}
+	return nil
 }
 
 // byJWT returns the key of token, a JWT, and what it says of its caller;
 // or the 401 that says why it is refused.
 func (t *routeTable) byJWT(a *apiSpec, token []byte) (*keyRoute, *jwtauth.Identity, *apiError) {
-	id, err := t.jwt.verifier.Verify(token, time.Now())
+	v := t.jwt.verifierOf(token)
+	if v == nil {
+		return nil, nil, jwtRefused(a, "The token is refused: its issuer "+strconv.Quote(clipID(jwtauth.Issuer(token), 100))+" is not accepted.")
+	}
+	id, err := v.Verify(token, time.Now())
 	if err != nil {
 		return nil, nil, jwtRefused(a, "The token is refused: "+err.Reason+".")
 	}

@@ -304,3 +304,42 @@ func TestJWTKeysFileReload(t *testing.T) {
 		}
 	}
 }
+
+// Two identity providers, each with its own key set (auth.jwt's, and one
+// of auth.jwt.providers): a token is verified only against the set of the
+// issuer it names, so neither provider's key can sign for the other, even
+// under the same kid; an issuer of neither is refused.
+func TestJWTProviders(t *testing.T) {
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	a, b := newIDP(t), newIDP(t) // the same kids, other keys
+	cfg := strings.Replace(jwtConfig(be, a, "off"), "    models_claim: models\n",
+		fmt.Sprintf("    models_claim: models\n    providers:\n      - {issuer: \"https://idp-b.test\", jwks_url: \"%s/jwks\"}\n", b.srv.URL), 1)
+	g := startGateway(t, cfg)
+	chat := []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	ofA := teamClaims("team", "team-b")
+	ofB := teamClaims("team", "team-b", "iss", "https://idp-b.test")
+	for _, c := range []struct {
+		name, token string
+		status      int
+		reason      string
+	}{
+		{"a's token", a.token(t, "ec-1", ofA), 200, ""},
+		{"b's token", b.token(t, "rsa-1", ofB), 200, ""},
+		{"b's token by another kid", b.token(t, "ed-1", ofB), 200, ""},
+		{"a's key signing for b", a.token(t, "rsa-1", ofB), 401, "signature does not verify"},
+		{"b's key signing for a", b.token(t, "rsa-1", ofA), 401, "signature does not verify"},
+		{"an issuer of neither", a.token(t, "rsa-1", teamClaims("team", "team-b", "iss", "https://evil.test")), 401, `issuer "https://evil.test" is not accepted`},
+		{"no issuer", a.token(t, "rsa-1", teamClaims("team", "team-b", "iss", nil)), 401, `issuer "" is not accepted`},
+	} {
+		res, out := post(t, freshClient(), g.URL+"/v1/chat/completions", c.token, chat, nil)
+		if res.StatusCode != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, res.StatusCode, out, c.status)
+			continue
+		}
+		if c.status != 200 {
+			if _, code, msg := openError(t, out); code != "invalid_api_key" || !strings.Contains(msg, c.reason) {
+				t.Errorf("%s: %s, want invalid_api_key saying %q", c.name, out, c.reason)
+			}
+		}
+	}
+}
