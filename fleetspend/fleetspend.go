@@ -16,11 +16,21 @@
 // replicas gone stay until every period they counted has ended: their
 // spend is spent.
 //
-// The bound: a replica sees the others' spend as of its last exchange,
-// and they see its as of theirs, so the fleet as a whole may pass a limit
-// by at most what it settles (and reserves) in one exchange period plus a
-// store round trip — spend_exchange × the fleet's rate. TestOvershootBound
-// holds a simulation to it.
+// An item also says what the replica's requests in flight had reserved
+// when it was written, and until when that holds: the others count it as
+// used, so that a burst of long requests at one replica is seen by the
+// rest at their next exchange, not only once the requests settle minutes
+// later. A replica that dies leaves its reservation behind; it stops
+// counting when its hold ends (three of the writer's exchange periods).
+// The figure rides as a third element of the item's JSON array, which a
+// replica of an earlier version reads past (Go's decoding of a fixed-size
+// array drops extra elements), so versions mix during a rolling upgrade.
+//
+// The bound: a replica sees the others' spend and reservations as of its
+// last exchange, and they see its as of theirs, so the fleet as a whole
+// may pass a limit by at most what it reserves in one exchange period
+// plus a store round trip — spend_exchange × the fleet's rate.
+// TestOvershootBound holds a simulation to it.
 package fleetspend
 
 import (
@@ -80,29 +90,91 @@ const MaxItems = 4096
 // MaxItemBytes bounds an item's value: what Encode writes is far shorter.
 const MaxItemBytes = 1024
 
-// Encode is an item's value.
+// Item is one replica's item: its figures, and what its requests in
+// flight reserved of each kind at At (unix seconds, the writer's clock),
+// to be counted until At+Hold (seconds).
+type Item struct {
+	Figures  Figures
+	Reserved [NumKinds]int64
+	At, Hold int64
+}
+
+// Encode is the value of an item of figures alone (nothing reserved), as
+// replicas before reservations wrote it.
 func Encode(f Figures) string {
 	b, _ := json.Marshal(f) // arrays of integers always encode
 	return string(b)
 }
 
-// Decode reads an item's value, or says why it is not one.
+// EncodeItem is it's value: the figures' two kinds, then its reservation
+// as [tokens, pico, at, hold].
+func EncodeItem(it Item) string {
+	b, _ := json.Marshal([]any{it.Figures[Tokens], it.Figures[Pico], [4]int64{it.Reserved[Tokens], it.Reserved[Pico], it.At, it.Hold}})
+	return string(b)
+}
+
+// Decode reads an item's figures, or says why it is not one.
 func Decode(s string) (Figures, error) {
-	var f Figures
+	it, err := DecodeItem(s)
+	return it.Figures, err
+}
+
+// DecodeItem reads an item's value (with or without a reservation), or
+// says why it is not one.
+func DecodeItem(s string) (Item, error) {
+	var it Item
 	if len(s) > MaxItemBytes {
-		return f, fmt.Errorf("item of %d bytes", len(s))
+		return it, fmt.Errorf("item of %d bytes", len(s))
 	}
-	if err := json.Unmarshal([]byte(s), &f); err != nil {
-		return f, err
+	var parts []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &parts); err != nil {
+		return it, err
+	}
+	if len(parts) < NumKinds {
+		return it, fmt.Errorf("item of %d kinds, not %d", len(parts), NumKinds)
 	}
 	for k := range NumKinds {
+		if err := json.Unmarshal(parts[k], &it.Figures[k]); err != nil {
+			return it, err
+		}
+	}
+	if len(parts) > NumKinds {
+		var r [4]int64
+		if err := json.Unmarshal(parts[NumKinds], &r); err != nil {
+			return it, err
+		}
+		it.Reserved, it.At, it.Hold = [NumKinds]int64{r[0], r[1]}, r[2], r[3]
+	}
+	for k := range NumKinds {
+		if it.Reserved[k] < 0 {
+			return it, errors.New("negative reservation")
+		}
 		for p := quota.Day; p < quota.NumPeriods; p++ {
-			if f[k][p][1] < 0 {
-				return f, errors.New("negative use")
+			if it.Figures[k][p][1] < 0 {
+				return it, errors.New("negative use")
 			}
 		}
 	}
-	return f, nil
+	return it, nil
+}
+
+// reserved is what it reserved of kind, if its hold lasts at now (unix
+// seconds); 0 past it.
+func (it *Item) reserved(kind int, now int64) int64 {
+	if now < it.At || now >= it.At+it.Hold {
+		return 0 // (a writer's clock ahead of ours by more than a hold is not trusted either)
+	}
+	return it.Reserved[kind]
+}
+
+// holds reports whether it holds a reservation at now.
+func (it *Item) holds(now int64) bool {
+	for k := range NumKinds {
+		if it.reserved(k, now) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Store is where the variables are: Nomad's (NomadStore), or a test's.
@@ -118,9 +190,12 @@ type Store interface {
 
 // Result is what one exchange of one key learned.
 type Result struct {
-	Others    Figures // the other replicas' figures for the periods now, summed
-	Conflicts int     // CAS conflicts met (each merged and retried)
-	Ignored   int     // items not counted: unreadable, or past MaxItems
+	Others Figures // the other replicas' figures for the periods now, summed
+	// Reserved is what the other replicas' requests in flight reserved
+	// of each kind, summed over the items whose hold lasts.
+	Reserved  [NumKinds]int64
+	Conflicts int // CAS conflicts met (each merged and retried)
+	Ignored   int // items not counted: unreadable, or past MaxItems
 }
 
 // maxAttempts bounds the CAS retries of one exchange: each conflict is
@@ -134,7 +209,9 @@ const maxAttempts = 8
 // item as the store has it (nil: none), read before anything is written:
 // a replica that restarted with nothing takes its figures back there,
 // and never overwrites them with less.
-func Exchange(st Store, path, replica string, own func(prev *Figures) Figures, ids [quota.NumPeriods]int64) (Result, error) {
+//
+// The others' reservations count while their holds last at at.
+func Exchange(st Store, path, replica string, own func(prev *Figures) Item, ids [quota.NumPeriods]int64, at time.Time) (Result, error) {
 	var res Result
 	items, index, err := st.Read(path)
 	if err != nil {
@@ -153,18 +230,18 @@ func Exchange(st Store, path, replica string, own func(prev *Figures) Figures, i
 			if name == replica {
 				continue
 			}
-			if f, err := Decode(v); err == nil && !f.current(ids) {
-				continue // every period it counted has ended
+			if it, err := DecodeItem(v); err == nil && !it.Figures.current(ids) && !it.holds(at.Unix()) {
+				continue // every period it counted has ended, and it holds no reservation
 			}
 			next[name] = v // unreadable ones are someone's: kept, not counted
 		}
-		next[replica] = Encode(mine)
+		next[replica] = EncodeItem(mine)
 		ok, now, nowIndex, err := st.Write(path, next, index)
 		if err != nil {
 			return res, err
 		}
 		if ok {
-			res.Others, res.Ignored = sum(next, replica, ids)
+			res.Others, res.Reserved, res.Ignored = sum(next, replica, ids, at.Unix())
 			return res, nil
 		}
 		res.Conflicts++
@@ -175,14 +252,15 @@ func Exchange(st Store, path, replica string, own func(prev *Figures) Figures, i
 	}
 }
 
-// sum adds up the items other than replica's for the periods ids.
-func sum(items map[string]string, replica string, ids [quota.NumPeriods]int64) (out Figures, ignored int) {
+// sum adds up the items other than replica's for the periods ids, and
+// their reservations that hold at now (unix seconds).
+func sum(items map[string]string, replica string, ids [quota.NumPeriods]int64, now int64) (out Figures, reserved [NumKinds]int64, ignored int) {
 	counted := 0
 	for name, v := range items {
 		if name == replica {
 			continue
 		}
-		f, err := Decode(v)
+		it, err := DecodeItem(v)
 		if err != nil || counted >= MaxItems {
 			ignored++
 			continue
@@ -190,8 +268,9 @@ func sum(items map[string]string, replica string, ids [quota.NumPeriods]int64) (
 		counted++
 		for k := range NumKinds {
 			for p := quota.Day; p < quota.NumPeriods; p++ {
-				out[k][p][1] = sat(out[k][p][1], f.Used(k, p, ids[p]))
+				out[k][p][1] = sat(out[k][p][1], it.Figures.Used(k, p, ids[p]))
 			}
+			reserved[k] = sat(reserved[k], it.reserved(k, now))
 		}
 	}
 	for k := range NumKinds {
@@ -199,7 +278,7 @@ func sum(items map[string]string, replica string, ids [quota.NumPeriods]int64) (
 			out[k][p][0] = ids[p]
 		}
 	}
-	return out, ignored
+	return out, reserved, ignored
 }
 
 // sat is a+b for a, b ≥ 0, held at the largest int64: a replica's

@@ -1,11 +1,13 @@
 package fleetspend
 
 import (
+	"encoding/json"
 	"maps"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/quota"
 )
@@ -64,10 +66,10 @@ func TestExchange(t *testing.T) {
 	path := Path("sluice/spend/gw", "team-a")
 	st.vars[path] = map[string]string{"old": Encode(figures(id-40, 500, 5)), "junk": "{not figures", "c": Encode(figures(id, 1, 2))}
 	st.index[path] = 7
-	if _, err := Exchange(st, path, "a", fixed(figures(id, 100, 1000)), ids); err != nil {
+	if _, err := Exchange(st, path, "a", fixed(figures(id, 100, 1000)), ids, t0); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Exchange(st, path, "b", fixed(figures(id, 30, 300)), ids)
+	res, err := Exchange(st, path, "b", fixed(figures(id, 30, 300)), ids, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestExchange(t *testing.T) {
 		t.Error("an unreadable item was dropped: it is someone's")
 	}
 	var before *Figures
-	res, _ = Exchange(st, path, "a", func(prev *Figures) Figures { before = prev; return figures(id, 150, 1000) }, ids)
+	res, _ = Exchange(st, path, "a", func(prev *Figures) Item { before = prev; return Item{Figures: figures(id, 150, 1000)} }, ids, t0)
 	if before == nil || before.Used(Tokens, quota.Day, id) != 100 {
 		t.Errorf("a's own item before: %v, want its 100 tokens", before)
 	}
@@ -104,7 +106,7 @@ func TestExchangeConflict(t *testing.T) {
 	path := "sluice/spend/gw/k"
 	n := 0
 	st.before = otherReplicas(st, &n) // three other replicas land between this one's read and write
-	res, err := Exchange(st, path, "a", fixed(figures(id, 5, 0)), ids)
+	res, err := Exchange(st, path, "a", fixed(figures(id, 5, 0)), ids, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestExchangeConflict(t *testing.T) {
 	// A store that always changes first: bounded, an error.
 	st2 := newMemStore()
 	st2.before = func(p string) { st2.mu.Lock(); st2.next++; st2.index[p] = st2.next; st2.mu.Unlock() }
-	if _, err := Exchange(st2, path, "a", fixed(figures(id, 5, 0)), ids); err == nil || !strings.Contains(err.Error(), "CAS conflicts") {
+	if _, err := Exchange(st2, path, "a", fixed(figures(id, 5, 0)), ids, t0); err == nil || !strings.Contains(err.Error(), "CAS conflicts") {
 		t.Fatalf("endless conflicts: %v", err)
 	}
 }
@@ -137,7 +139,7 @@ func otherReplicas(st *memStore, n *int) func(string) {
 		if *n < 3 {
 			*n++
 			st.before = nil
-			Exchange(st, path, "other"+strconv.Itoa(*n), fixed(figures(id, 10, 0)), ids)
+			Exchange(st, path, "other"+strconv.Itoa(*n), fixed(figures(id, 10, 0)), ids, t0)
 			st.before = f
 		}
 	}
@@ -170,43 +172,118 @@ func TestPath(t *testing.T) {
 	}
 }
 
-// The stated bound, simulated: n replicas each admit a request of r
-// tokens a tick while their own use and the others' (as of their last
-// exchange) leave room under the limit, and exchange every k ticks, at
-// staggered moments. What the fleet spends passes the limit by at most
-// n·r·k — the fleet's rate × the exchange period — and once exchanges
-// have caught up every replica refuses.
+// The stated bound, simulated: n replicas each start a request of r
+// tokens a tick while their own use and reservations and the others' (as
+// of their last exchange) leave room under the limit; a request settles
+// l ticks after it starts (l = 0: at once); each replica exchanges every
+// k ticks, at staggered moments, publishing what it has in flight. What
+// the fleet spends passes the limit by at most n·r·k — the fleet's rate ×
+// the exchange period — however long the requests last; and without the
+// reservations published, long requests pass it by far more (the test
+// can fail).
 func TestOvershootBound(t *testing.T) {
-	for _, tc := range []struct{ n, k int }{{2, 1}, {2, 5}, {4, 5}, {8, 3}} {
-		const limit, r = 10_000, 7
-		st := newMemStore()
-		path := "sluice/spend/gw/k"
-		own := make([]int64, tc.n)
-		others := make([]int64, tc.n)
-		var spent int64
-		for tick := 0; tick < 3*limit/r; tick++ {
-			for i := range tc.n {
-				if own[i]+others[i]+r <= limit {
-					own[i] += r
-					spent += r
-				}
-				if (tick+i)%tc.k == 0 {
-					res, err := Exchange(st, path, "r"+strconv.Itoa(i), fixed(figures(id, own[i], 0)), ids)
-					if err != nil {
-						t.Fatal(err)
-					}
-					others[i] = res.Others.Used(Tokens, quota.Day, id)
-				}
+	for _, tc := range []struct{ n, k, l int }{{2, 1, 0}, {2, 5, 0}, {4, 5, 0}, {8, 3, 0}, {4, 5, 40}, {8, 3, 100}} {
+		if spent, bound := overshoot(t, tc.n, tc.k, tc.l, true); spent > limitSim+bound {
+			t.Errorf("%+v: spent %d, over the limit %d by more than %d", tc, spent, limitSim, bound)
+		} else if spent < limitSim-rSim {
+			t.Errorf("%+v: spent only %d of %d", tc, spent, limitSim)
+		}
+		if tc.l > 0 {
+			if spent, bound := overshoot(t, tc.n, tc.k, tc.l, false); spent <= limitSim+bound {
+				t.Errorf("%+v, reservations not published: spent %d, within the bound: the simulation does not tell them apart", tc, spent)
 			}
 		}
-		if bound := int64(tc.n * r * tc.k); spent > limit+bound {
-			t.Errorf("%d replicas, exchange every %d: spent %d, over the limit %d by more than %d", tc.n, tc.k, spent, limit, bound)
+	}
+}
+
+const limitSim, rSim = 10_000, 7
+
+// overshoot runs the simulation of TestOvershootBound and returns what
+// the fleet spent and the bound.
+func overshoot(t *testing.T, n, k, l int, publish bool) (spent, bound int64) {
+	st := newMemStore()
+	path := "sluice/spend/gw/k"
+	used, inFlight, others := make([]int64, n), make([]int64, n), make([]int64, n)
+	ends := make([][]int, n) // each replica's requests' settle ticks
+	for tick := 0; tick < 3*limitSim/rSim+l; tick++ {
+		now := t0.Add(time.Duration(tick) * time.Second)
+		for i := range n {
+			for len(ends[i]) > 0 && ends[i][0] <= tick {
+				ends[i] = ends[i][1:]
+				used[i] += rSim
+				inFlight[i] -= rSim
+			}
+			if used[i]+inFlight[i]+others[i]+rSim <= limitSim {
+				inFlight[i] += rSim
+				spent += rSim
+				ends[i] = append(ends[i], tick+l)
+			}
+			if (tick+i)%k == 0 {
+				it := Item{Figures: figures(id, used[i], 0), At: now.Unix(), Hold: int64(3 * k)}
+				if publish {
+					it.Reserved[Tokens] = inFlight[i]
+				}
+				res, err := Exchange(st, path, "r"+strconv.Itoa(i), func(*Figures) Item { return it }, ids, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				others[i] = res.Others.Used(Tokens, quota.Day, id) + res.Reserved[Tokens]
+			}
 		}
-		if spent < limit-int64(r) {
-			t.Errorf("%d replicas: spent only %d of %d", tc.n, spent, limit)
+	}
+	return spent, int64(n * rSim * k)
+}
+
+// Reservations: an item's reservation counts for the others while its
+// hold lasts, not before it was written nor after; an item of a replica
+// before reservations reads as none reserved, and an item with one reads
+// as its figures to such a replica (Go drops a fixed array's extra
+// elements).
+func TestReservations(t *testing.T) {
+	st := newMemStore()
+	path := "sluice/spend/gw/k"
+	item := Item{Figures: figures(id, 100, 0), Reserved: [NumKinds]int64{40, 9}, At: t0.Unix(), Hold: 15}
+	if _, err := Exchange(st, path, "a", func(*Figures) Item { return item }, ids, t0); err != nil {
+		t.Fatal(err)
+	}
+	st.vars[path]["old"] = Encode(figures(id, 5, 0))
+	// A replica with nothing settled but requests in flight: its item is
+	// kept (and counted) while its hold lasts, dropped after.
+	st.vars[path]["c"] = EncodeItem(Item{Reserved: [NumKinds]int64{5, 0}, At: t0.Unix(), Hold: 15})
+	for _, c := range []struct {
+		at   time.Duration
+		want int64
+	}{{0, 45}, {14 * time.Second, 45}, {15 * time.Second, 0}, {-time.Second, 0}} {
+		res, err := Exchange(st, path, "b", fixed(figures(id, 1, 0)), ids, t0.Add(c.at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Reserved[Tokens]; got != c.want || res.Others.Used(Tokens, quota.Day, id) != 105 {
+			t.Errorf("at +%v: reserved %d (want %d), used %d", c.at, got, c.want, res.Others.Used(Tokens, quota.Day, id))
+		}
+		if c.want > 0 && res.Reserved[Pico] != 9 {
+			t.Errorf("at +%v: pico reserved %d", c.at, res.Reserved[Pico])
+		}
+		if _, kept := st.vars[path]["c"]; kept != (c.want > 0) {
+			t.Errorf("at +%v: the item of c, with nothing settled, kept %v", c.at, kept)
+		}
+	}
+	var asBefore Figures // what a replica of the version before reads
+	if err := json.Unmarshal([]byte(EncodeItem(item)), &asBefore); err != nil || asBefore != item.Figures {
+		t.Fatalf("an item with a reservation, read as figures alone: %v %v", asBefore, err)
+	}
+	if got, err := DecodeItem(EncodeItem(item)); err != nil || got != item {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	for _, bad := range []string{`[[[1,0],[1,0],[1,0]]]`, `[[[1,0],[1,0],[1,0]],[[1,0],[1,0],[1,0]],[-1,0,0,5]]`, `[[[1,0],[1,0],[1,0]],[[1,0],[1,0],[1,0]],"x"]`} {
+		if _, err := DecodeItem(bad); err == nil {
+			t.Errorf("DecodeItem(%s) accepted", bad)
 		}
 	}
 }
 
 // fixed is an own func that ignores the item before.
-func fixed(f Figures) func(*Figures) Figures { return func(*Figures) Figures { return f } }
+func fixed(f Figures) func(*Figures) Item { return func(*Figures) Item { return Item{Figures: f} } }
+
+// t0 is the exchanges' clock in the tests.
+var t0 = time.Unix(1_000_000_000, 0)

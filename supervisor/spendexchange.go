@@ -2,8 +2,9 @@ package supervisor
 
 // The fleet's spend exchange (fleet.spend_exchange; package fleetspend):
 // every period the supervisor publishes what this replica's keys used of
-// their quotas and budgets as its item of each key's Nomad variable, and
-// writes what the other replicas' items say into the key's fleet cells,
+// their quotas and budgets, and what its requests in flight reserved, as
+// its item of each key's Nomad variable, and writes what the other
+// replicas' items say (their use and reservations) into the key's fleet cells,
 // which the workers add to their own use when they admit a request. The
 // figures hold for three periods: past that (Nomad unreachable, the
 // variable refused) the workers divide the limits by the live replicas
@@ -121,7 +122,7 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 		}
 		prior := x.prior[k.name]
 		start, known := x.atStart[k.name]
-		own := func(prev *fleetspend.Figures) fleetspend.Figures {
+		own := func(prev *fleetspend.Figures) fleetspend.Item {
 			f := k.figures(cal, now)
 			if !known { // a key a reload added
 				start, known = f, true
@@ -145,9 +146,11 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 					f[kind][p][1] += prior.Used(kind, p, ids[p])
 				}
 			}
-			return f
+			// With what this replica's requests in flight reserved now,
+			// for the others to count until our figures would go stale.
+			return fleetspend.Item{Figures: f, Reserved: k.reserved(), At: now.Unix(), Hold: int64((spendFreshFor*every + time.Second - 1) / time.Second)}
 		}
-		res, err := fleetspend.Exchange(x.store, fleetspend.Path(prefix, k.name), replica, own, ids)
+		res, err := fleetspend.Exchange(x.store, fleetspend.Path(prefix, k.name), replica, own, ids, now)
 		x.results.WithLabelValues("conflict").Add(float64(res.Conflicts))
 		if err != nil {
 			x.results.WithLabelValues("error").Inc()
@@ -165,7 +168,7 @@ func (x *spendExchange) round(s *supervisor, cfg *config.Config, every time.Dura
 				continue
 			}
 			for p := quota.Day; p < quota.NumPeriods; p++ {
-				quota.SetOthers(f, p, ids[p], res.Others.Used(kind, p, ids[p])+prior.Used(kind, p, ids[p]))
+				quota.SetOthers(f, p, ids[p], res.Others.Used(kind, p, ids[p])+prior.Used(kind, p, ids[p])+res.Reserved[kind])
 			}
 			quota.SetFresh(f, until)
 		}
@@ -188,6 +191,17 @@ func spendKeys(r *shm.Region, cfg *config.Config) []spendKey {
 		}
 	}
 	return keys
+}
+
+// reserved is what this replica's requests in flight reserved of each of
+// k's kinds: the sum of its cells' worker columns.
+func (k spendKey) reserved() (r [fleetspend.NumKinds]int64) {
+	for kind, c := range k.own {
+		if c != nil {
+			r[kind] = max(c.Total(), 0)
+		}
+	}
+	return r
 }
 
 // figures are what k's cells say this replica used in each period at now.

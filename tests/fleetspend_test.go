@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +117,75 @@ func TestFleetSharesSpend(t *testing.T) {
 	sees(b, "restarted b")
 	if refused := spend(b, 1); refused != 1 {
 		t.Fatal("the restarted replica forgot the fleet's spend")
+	}
+}
+
+// What a replica's requests in flight reserved counts at the others too:
+// nine long requests held at replica a, each reserving a tenth of the
+// quota, make b refuse the tenth request it is asked once it has
+// exchanged with a — before any of them settled (without the reservations
+// in the exchange, b would see nothing spent and admit it). Released, they
+// settle what they used, and b admits again.
+func TestFleetSharesReservations(t *testing.T) {
+	nomad := startNomad(t)
+	be := startBackend(t, fakevllm.Options{Tokens: 2})
+	nomad.Set("default", "sluice", fakenomad.Instance{Address: "10.0.0.1", Port: 8080}, fakenomad.Instance{Address: "10.0.0.2", Port: 8080})
+	const quota, maxTokens = 10_000, 1_000
+	dir := t.TempDir()
+	replica := func(name string) *gateway {
+		t.Helper()
+		cfg := strings.Replace(quotaConfig(be, filepath.Join(dir, name+".log"), quota, "100"), "usage_log:",
+			"fleet: {nomad_service: sluice, spend_exchange: 1s, replica: "+name+"}\nusage_log:", 1)
+		g := startGateway(t, cfg)
+		await(t, "the fleet size", func() bool { v, _ := g.metric("sluice_fleet_replicas", nil); return v == 2 })
+		return g
+	}
+	a, b := replica("a"), replica("b")
+	for _, g := range []*gateway{a, b} { // until then each holds to half the quota
+		await(t, "an exchange", func() bool {
+			v, _ := g.metric("sluice_fleet_spend_exchanges_total", map[string]string{"result": "ok"})
+			return v >= 2
+		})
+	}
+	body, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": maxTokens, "messages": []map[string]string{{"role": "user", "content": "long"}}})
+	ask := func(g *gateway, hold bool) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keyAll)
+		req.Header.Set("Content-Type", "application/json")
+		if hold {
+			req.Header.Set("X-Fake-Hold-Headers", "long")
+		}
+		res, err := freshClient().Do(req)
+		if err == nil {
+			io.Copy(io.Discard, res.Body) //nolint:errcheck
+			res.Body.Close()
+		}
+		return res, err
+	}
+	statuses := make(chan int, 9)
+	for range 9 {
+		go func() {
+			res, err := ask(a, true)
+			if err != nil {
+				statuses <- -1
+				return
+			}
+			statuses <- res.StatusCode
+		}()
+	}
+	await(t, "the held requests at the backend", func() bool { return be.Running() >= 9 })
+	await(t, "b seeing a's reservations", func() bool { return quotaUsed(b) >= 9*maxTokens })
+	if res, err := ask(b, false); err != nil || res.StatusCode != 429 {
+		t.Fatalf("b, with nine tenths of the quota reserved at a: %v %v, want 429", res, err)
+	}
+	be.Release("long")
+	for range 9 {
+		if s := <-statuses; s != 200 {
+			t.Fatalf("a held request ended %d", s)
+		}
+	}
+	await(t, "b seeing the requests settled", func() bool { return quotaUsed(b) < quota/2 })
+	if res, err := ask(b, false); err != nil || res.StatusCode != 200 {
+		t.Fatalf("b, once a's requests settled: %v %v", res, err)
 	}
 }
