@@ -161,8 +161,8 @@ func DecodeItem(s string) (Item, error) {
 // reserved is what it reserved of kind, if its hold lasts at now (unix
 // seconds); 0 past it.
 func (it *Item) reserved(kind int, now int64) int64 {
-	if now < it.At || now >= it.At+it.Hold {
-		return 0 // (a writer's clock ahead of ours by more than a hold is not trusted either)
+	if now < it.At-it.Hold || now >= it.At+it.Hold {
+		return 0 // a writer's clock ahead of ours by up to a hold is skew; more is not trusted
 	}
 	return it.Reserved[kind]
 }

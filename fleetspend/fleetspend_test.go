@@ -253,7 +253,7 @@ func TestReservations(t *testing.T) {
 	for _, c := range []struct {
 		at   time.Duration
 		want int64
-	}{{0, 45}, {14 * time.Second, 45}, {15 * time.Second, 0}, {-time.Second, 0}} {
+	}{{0, 45}, {14 * time.Second, 45}, {-time.Second, 45}, {15 * time.Second, 0}, {-16 * time.Second, 0}} {
 		res, err := Exchange(st, path, "b", fixed(figures(id, 1, 0)), ids, t0.Add(c.at))
 		if err != nil {
 			t.Fatal(err)
