@@ -113,7 +113,8 @@ func WriteState(w io.Writer, seed [16]byte, saved []Saved) error {
 	return bw.Flush()
 }
 
-// maxStateLine bounds a line of the file: the seed's is the longest.
+// maxStateLine bounds a line of the file: an entry's is the longest, at
+// most 113 bytes (a checksum and five int64s, signs included).
 const maxStateLine = 128
 
 // ReadState reads what WriteState wrote. hasSeed is false when no good
